@@ -1,0 +1,175 @@
+"""Prompt text and message building for the main agent and its sub-agents.
+
+Messages are OpenAI chat dicts. Frames travel inside them as *frame references*
+(`{"type": "frames", "video": ..., "timestamps": [...], "max_pixels": ...}`) so that graph
+state, checkpoints and traces stay small; `expand_frames` turns each reference into the
+timestamp texts and JPEG data URLs a server reads, at request time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+from agents import video
+from agents.protocol import TOOL_NAME
+
+QuestionKind = Literal["multiple_choice", "grounding", "open_ended"]
+Dispatch = Literal["parallel", "sequential", "none"]
+
+FRAMES_PART = "frames"
+
+CROP_VIDEO_SCHEMA: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": TOOL_NAME,
+        "description": (
+            "Look closely at one time window of the video. A helper watches the window "
+            "frame by frame and reports back what it shows."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "start_time": {"type": "number", "description": "Window start, in seconds."},
+                "end_time": {"type": "number", "description": "Window end, in seconds."},
+            },
+            "required": ["start_time", "end_time"],
+        },
+    },
+}
+
+_ANSWER_FORMATS: dict[str, str] = {
+    "multiple_choice": "Put only the letter of the correct option inside <answer></answer>.",
+    "grounding": ("Inside <answer></answer>, write: The event happens in the START - END seconds."),
+    "open_ended": "Put your complete answer inside <answer></answer>.",
+}
+
+
+def frames_part(video_path: str, timestamps: Sequence[float], max_pixels: int) -> dict[str, Any]:
+    """A reference to decoded frames, expanded into images only when a request is sent."""
+    return {
+        "type": FRAMES_PART,
+        "video": str(video_path),
+        "timestamps": [round(float(t), 3) for t in timestamps],
+        "max_pixels": int(max_pixels),
+    }
+
+
+def text_part(text: str) -> dict[str, str]:
+    return {"type": "text", "text": text}
+
+
+def main_system_prompt(dispatch: Dispatch, max_parallel: int) -> str:
+    """The main agent's system prompt; it describes the crop tool unless dispatch is `none`."""
+    base = (
+        "You are a video analyst. You see frames sampled from a long video, each preceded "
+        "by its absolute time, and answer a question about the video. Think step by step "
+        "inside <think></think> before you act."
+    )
+    if dispatch == "none":
+        return f"{base} Then give your final answer inside <answer></answer>."
+    limit = 1 if dispatch == "sequential" else max_parallel
+    calls = "one call" if limit == 1 else f"up to {limit} calls in parallel"
+    return (
+        f"{base}\n\nYou may inspect time windows with this tool:\n<tools>\n"
+        f"{json.dumps(CROP_VIDEO_SCHEMA)}\n</tools>\n\n"
+        f"To use it, write {calls} after your thinking, each as\n<tool_call>\n"
+        f'{{"name": "{TOOL_NAME}", "arguments": {{"start_time": <seconds>, '
+        f'"end_time": <seconds>}}}}\n</tool_call>\n'
+        "Results come back inside <tool_response></tool_response>, one per call, in order. "
+        "When you know the answer, give it inside <answer></answer> instead of calling tools."
+    )
+
+
+def question_text(
+    question: str, options: Sequence[str] = (), kind: QuestionKind | None = None
+) -> str:
+    """The question block: question, options one per line, and the answer format."""
+    kind = kind or ("multiple_choice" if options else "open_ended")
+    lines = [f"Question: {question.strip()}"]
+    lines += [option.strip() for option in options]
+    lines.append(_ANSWER_FORMATS[kind])
+    return "\n".join(lines)
+
+
+def main_user_content(
+    question: str,
+    overview: Mapping[str, Any],
+    *,
+    options: Sequence[str] = (),
+    kind: QuestionKind | None = None,
+    duration: float | None = None,
+) -> list[dict[str, Any]]:
+    """The first user turn: overview frames, then the video length and the question."""
+    intro = "Overview frames of the video"
+    if duration is not None:
+        intro += f" (length {duration:.1f} seconds)"
+    return [
+        text_part(f"{intro}:"),
+        dict(overview),
+        text_part(question_text(question, options, kind)),
+    ]
+
+
+def forced_answer_text(kind: QuestionKind | None) -> str:
+    """The Answer Suffix: the last turn's instruction to stop calling tools and answer."""
+    fmt = _ANSWER_FORMATS[kind or "open_ended"]
+    return f"This is your last turn: do not call tools. Finish your thinking, then answer. {fmt}"
+
+
+def subagent_messages(
+    frames: Mapping[str, Any],
+    *,
+    start: float,
+    end: float,
+    question: str | None = None,
+) -> list[dict[str, Any]]:
+    """A sub-agent's request: describe one window factually (question-aware if given one)."""
+    task = (
+        f"These frames come from the window {start:.1f} - {end:.1f} seconds of a video. "
+        "Describe factually what happens, in order: objects, colours, shapes, any written "
+        "words, people and actions, with the time at which each appears."
+    )
+    if question:
+        task += f" Focus on what helps answer: {question.strip()}"
+    return [
+        {"role": "system", "content": "You describe video clips accurately and concisely."},
+        {"role": "user", "content": [dict(frames), text_part(task)]},
+    ]
+
+
+def expand_frames(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Replace frame references with `<t seconds>` texts and JPEG data-URL images."""
+    expanded = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            parts: list[dict[str, Any]] = []
+            for part in content:
+                if part.get("type") == FRAMES_PART:
+                    parts.extend(_frame_parts(part))
+                else:
+                    parts.append(dict(part))
+            message = {**message, "content": parts}
+        expanded.append(dict(message))
+    return expanded
+
+
+def _frame_parts(ref: Mapping[str, Any]) -> list[dict[str, Any]]:
+    frames = video.encode_frames(ref["video"], tuple(ref["timestamps"]), ref["max_pixels"])
+    parts: list[dict[str, Any]] = []
+    for frame in frames:
+        parts.append(text_part(video.timestamp_text(frame.timestamp)))
+        parts.append({"type": "image_url", "image_url": {"url": video.data_url(frame)}})
+    return parts
+
+
+def count_frames(messages: Iterable[Mapping[str, Any]]) -> int:
+    """How many images a request encodes (every frame reference, every time it is sent)."""
+    total = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            total += sum(len(p["timestamps"]) for p in content if p.get("type") == FRAMES_PART)
+    return total

@@ -1,0 +1,51 @@
+"""The whole machine: every node and edge of the ParaVT graph, wired in one place.
+
+START -> prepare -> main_agent --(answer)--> finish -> END
+                        |  ^
+         Send per call  v  |
+                  sub_agent -> collect
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+
+from agents.llm import ChatModel
+from graphs.board import Board
+from graphs.context import Context
+from graphs.nodes.collect import collect
+from graphs.nodes.finish import make_finish
+from graphs.nodes.main_agent import make_main_agent
+from graphs.nodes.prepare import make_prepare
+from graphs.nodes.sub_agent import make_sub_agent
+from graphs.routing import route_after_main
+from graphs.state import InputState, OutputState, State
+
+
+def build_graph(llm: ChatModel, board: Board) -> StateGraph:
+    """The uncompiled graph; compile it with the checkpointer the caller needs."""
+    graph = StateGraph(
+        State, context_schema=Context, input_schema=InputState, output_schema=OutputState
+    )
+    graph.add_node("prepare", make_prepare(board))
+    graph.add_node("main_agent", make_main_agent(llm))
+    graph.add_node("sub_agent", make_sub_agent(llm, board))
+    graph.add_node("collect", collect)
+    graph.add_node("finish", make_finish(board))
+
+    graph.add_edge(START, "prepare")
+    graph.add_edge("prepare", "main_agent")
+    graph.add_conditional_edges("main_agent", route_after_main, ["sub_agent", "collect", "finish"])
+    graph.add_edge("sub_agent", "collect")
+    graph.add_edge("collect", "main_agent")
+    graph.add_edge("finish", END)
+    return graph
+
+
+def compile_graph(
+    llm: ChatModel, board: Board, *, checkpointer: Checkpointer = None
+) -> CompiledStateGraph:
+    """Compile without a checkpointer (Studio), with AsyncSqliteSaver (CLI) or InMemorySaver."""
+    return build_graph(llm, board).compile(checkpointer=checkpointer, name="paravt")

@@ -1,0 +1,97 @@
+"""Per-run knobs of the graph, shown as a form in LangGraph Studio."""
+
+from __future__ import annotations
+
+import argparse
+import types
+import typing
+from dataclasses import dataclass, field, fields, replace
+from typing import Literal
+
+
+def _knob(default, description: str):
+    return field(default=default, metadata={"description": description})
+
+
+@dataclass(frozen=True)
+class Context:
+    """Settings of one run; the graph is never rebuilt to change them."""
+
+    dispatch: Literal["parallel", "sequential", "none"] = _knob(
+        "parallel",
+        "How tool calls run: all of a turn's calls at once, one call per turn, or no tools.",
+    )
+    max_parallel: int = _knob(5, "Most crop_video calls served per turn; extras are refused.")
+    max_turns: int = _knob(3, "Tool turns before the main agent is forced to answer.")
+    overview_frames: int = _knob(64, "Frames sampled uniformly over the whole video.")
+    overview_max_pixels: int = _knob(50_176, "Pixel budget of each overview frame.")
+    crop_fps: float = _knob(1.0, "Frame rate at which a sub-agent samples its window.")
+    crop_max_frames: int = _knob(16, "Most frames per window (ParaVT allows up to 64).")
+    crop_max_pixels: int = _knob(50_176, "Pixel budget of each window frame (about 224x224).")
+    tool_result: Literal["summary", "frames"] = _knob(
+        "summary",
+        "What a call returns: a sub-agent's text summary (RL protocol) or the frames (eval).",
+    )
+    question_aware_subagent: bool = _knob(
+        False, "Show the question to sub-agents (the ParaVT release keeps them unaware)."
+    )
+    summary_max_tokens: int = _knob(512, "Token cap of a sub-agent summary.")
+    max_new_tokens: int = _knob(2048, "Token cap of each main-agent turn.")
+    temperature: float = _knob(0.0, "Sampling temperature of the main agent.")
+    top_p: float = _knob(1.0, "Nucleus sampling of the main agent.")
+    seed: int | None = _knob(None, "Sampling seed passed to the server, if any.")
+    think_prefix: bool = _knob(
+        True, "Prefill the main agent's turn with '<think>\\n' (needs continue_final_message)."
+    )
+
+    def __post_init__(self) -> None:
+        checks = {
+            "max_parallel": self.max_parallel >= 1,
+            "max_turns": self.max_turns >= 0,
+            "overview_frames": 1 <= self.overview_frames <= 2048,
+            "crop_max_frames": 1 <= self.crop_max_frames <= 64,
+            "crop_fps": self.crop_fps > 0,
+            "overview_max_pixels": self.overview_max_pixels >= 64,
+            "crop_max_pixels": self.crop_max_pixels >= 64,
+            "summary_max_tokens": self.summary_max_tokens >= 1,
+            "max_new_tokens": self.max_new_tokens >= 1,
+        }
+        bad = [name for name, ok in checks.items() if not ok]
+        if bad:
+            values = ", ".join(f"{name}={getattr(self, name)!r}" for name in bad)
+            raise ValueError(f"Context has out-of-range settings: {values}")
+
+    @property
+    def calls_per_turn(self) -> int:
+        """The effective cap: sequential dispatch serves one call per turn, none serves zero."""
+        return {"parallel": self.max_parallel, "sequential": 1, "none": 0}[self.dispatch]
+
+
+def add_context_arguments(parser: argparse.ArgumentParser) -> None:
+    """One `--flag` per Context field, its description as the help text."""
+    hints = typing.get_type_hints(Context)
+    group = parser.add_argument_group("run settings (graph Context)")
+    for f in fields(Context):
+        flag = "--" + f.name.replace("_", "-")
+        kind = hints[f.name]
+        help_text = f"{f.metadata['description']} (default: {f.default})"
+        if kind is bool:
+            group.add_argument(
+                flag, action=argparse.BooleanOptionalAction, default=None, help=help_text
+            )
+        elif typing.get_origin(kind) is Literal:
+            group.add_argument(flag, choices=typing.get_args(kind), default=None, help=help_text)
+        else:
+            if typing.get_origin(kind) in (typing.Union, types.UnionType):
+                kind = next(a for a in typing.get_args(kind) if a is not type(None))
+            group.add_argument(flag, type=kind, default=None, help=help_text)
+
+
+def context_from_args(args: argparse.Namespace, base: Context | None = None) -> Context:
+    """The Context with every flag the user gave applied over `base`."""
+    given = {
+        f.name: getattr(args, f.name)
+        for f in fields(Context)
+        if getattr(args, f.name, None) is not None
+    }
+    return replace(base or Context(), **given)

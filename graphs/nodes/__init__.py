@@ -1,0 +1,1 @@
+"""One module per graph node; each exposes a factory taking the node's dependencies."""

@@ -1,0 +1,30 @@
+"""Finish a run: store the answer and the trace on the board."""
+
+from __future__ import annotations
+
+import asyncio
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from graphs.board import Board
+from graphs.context import Context
+from graphs.state import State
+from graphs.traces import build_trace
+
+
+def make_finish(board: Board):
+    async def finish(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict:
+        ctx = runtime.context or Context()
+        thread_id = str(config.get("configurable", {}).get("thread_id", state["run_id"]))
+        trace = build_trace(state, ctx, thread_id=thread_id)
+        await asyncio.to_thread(
+            board.finish_run,
+            state["run_id"],
+            status=state["status"],
+            answer=state.get("answer"),
+            trace=trace,
+        )
+        return {}
+
+    return finish

@@ -1,0 +1,53 @@
+"""Process settings (endpoint, model, database paths) from the environment or `.env`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from dotenv import dotenv_values
+
+DEFAULT_ENDPOINT = "http://127.0.0.1:30000/v1"
+
+
+@dataclass(frozen=True)
+class Settings:
+    endpoint: str = DEFAULT_ENDPOINT
+    api_key: str = "EMPTY"
+    model: str | None = None
+    request_timeout: float = 120.0
+    home: Path = Path(".paravt")
+    board_db: Path | None = None
+    checkpoint_db: Path | None = None
+
+    @property
+    def board_path(self) -> Path:
+        return self.board_db or self.home / "board.sqlite"
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.checkpoint_db or self.home / "checkpoints.sqlite"
+
+    @classmethod
+    def load(cls, env_file: str | Path | None = ".env", **overrides) -> Settings:
+        """Defaults < `.env` < environment < explicit overrides (None means "not given")."""
+        values: dict[str, str | None] = {}
+        if env_file and Path(env_file).is_file():
+            values.update(dotenv_values(env_file))
+        values.update(os.environ)
+        settings = cls()
+        for field in fields(cls):
+            raw = values.get(f"PARAVT_{field.name.upper()}")
+            if raw not in (None, ""):
+                settings = replace(settings, **{field.name: _convert(field.name, raw)})
+        explicit = {k: v for k, v in overrides.items() if v is not None}
+        return replace(settings, **explicit)
+
+
+def _convert(name: str, raw: str):
+    if name in ("home", "board_db", "checkpoint_db"):
+        return Path(raw)
+    if name == "request_timeout":
+        return float(raw)
+    return raw
