@@ -1,0 +1,537 @@
+"""Chat-model client: the one place that talks to an OpenAI-compatible endpoint.
+
+Graph nodes depend on the `ChatModel` protocol; `OpenAIChatModel` implements it over HTTP
+(SGLang in production, vLLM or any OpenAI-compatible server elsewhere). `base_url`, `api_key`
+and the HTTP client are injectable, so a training engine's proxy can stand in for the server.
+
+Transient failures (connection errors, timeouts, HTTP 408/429/5xx, malformed bodies) are
+retried with exponential backoff and jitter; everything else, and whatever still fails after
+the retries, raises `EndpointError`. An infrastructure failure is never turned into an answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import email.utils
+import json
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import httpx
+import openai
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "ChatModel",
+    "Completion",
+    "EndpointError",
+    "OpenAIChatModel",
+    "SamplingParams",
+    "Usage",
+]
+
+_T = TypeVar("_T")
+
+DEFAULT_BASE_URL = "http://127.0.0.1:30000/v1"
+RETRYABLE_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
+_START_HINT = (
+    "Is the server running? Start one with "
+    "`python -m sglang.launch_server --model-path <model> --port 30000` "
+    "(or `python app.py serve` for the tiny local model) and check base_url."
+)
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Decoding settings for one chat completion."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 1024
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    logprobs: bool = False
+    """Ask for one logprob per generated token."""
+    return_token_ids: bool = False
+    """Ask for prompt/completion token ids (vLLM/SGLang extension `return_token_ids`)."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts as reported by the server."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    image_tokens: int | None = None
+    """usage.prompt_tokens_details.image_tokens, when the server reports it."""
+    cached_tokens: int | None = None
+    """usage.prompt_tokens_details.cached_tokens, when the server reports it."""
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model answer plus everything a trace needs about how it was produced."""
+
+    text: str
+    """Generated text only (never the prefill)."""
+    finish_reason: str | None
+    usage: Usage
+    latency_s: float
+    """Wall time of the successful attempt."""
+    model: str
+    attempts: int
+    """1 if the first try succeeded."""
+    prompt_token_ids: tuple[int, ...] | None = None
+    token_ids: tuple[int, ...] | None = None
+    logprobs: tuple[float, ...] | None = None
+    """One per generated token, when the server returned them."""
+
+    def to_record(self) -> dict[str, Any]:
+        """A JSON-serialisable dict of every field (the trace format)."""
+        record = dataclasses.asdict(self)
+        record["usage"]["total_tokens"] = self.usage.total_tokens
+        for key in ("prompt_token_ids", "token_ids", "logprobs"):
+            if record[key] is not None:
+                record[key] = list(record[key])
+        return record
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Completion:
+        """Inverse of `to_record` (for training code reading traces back)."""
+        usage = {k: v for k, v in record["usage"].items() if k != "total_tokens"}
+        tuples = {
+            key: tuple(record[key]) if record.get(key) is not None else None
+            for key in ("prompt_token_ids", "token_ids", "logprobs")
+        }
+        return cls(
+            text=record["text"],
+            finish_reason=record["finish_reason"],
+            usage=Usage(**usage),
+            latency_s=record["latency_s"],
+            model=record["model"],
+            attempts=record["attempts"],
+            **tuples,
+        )
+
+
+class EndpointError(RuntimeError):
+    """The endpoint failed after retries, or with a non-retryable error.
+
+    Never turned into an answer: callers count it as an infrastructure failure. `kind` is one
+    of "timeout", "connection", "status", "malformed".
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        base_url: str,
+        status: int | None = None,
+        attempts: int = 1,
+        kind: str = "status",
+    ) -> None:
+        super().__init__(message)
+        self.base_url = base_url
+        self.status = status
+        self.attempts = attempts
+        self.kind = kind
+
+    def __reduce__(self) -> tuple[Any, ...]:  # keep keyword fields across pickling
+        kwargs = {
+            "base_url": self.base_url,
+            "status": self.status,
+            "attempts": self.attempts,
+            "kind": self.kind,
+        }
+        return (_rebuild_endpoint_error, (str(self), kwargs))
+
+
+def _rebuild_endpoint_error(message: str, kwargs: dict[str, Any]) -> EndpointError:
+    return EndpointError(message, **kwargs)
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """What graph nodes depend on; fakes and recording clients implement it too."""
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        params: SamplingParams,
+        *,
+        prefill: str | None = None,
+    ) -> Completion: ...
+
+
+class _MalformedResponse(Exception):
+    """The server answered 2xx with a body that is not a usable chat completion."""
+
+
+@dataclass
+class _Failure:
+    kind: str
+    detail: str
+    status: int | None = None
+    retry_after_s: float | None = None
+
+    def summary(self) -> str:
+        if self.kind == "status":
+            return f"HTTP {self.status}: {self.detail}"
+        if self.kind == "connection":
+            return self.detail
+        return f"{'timed out' if self.kind == 'timeout' else 'malformed response'}, {self.detail}"
+
+
+class OpenAIChatModel:
+    """`ChatModel` over an OpenAI-compatible HTTP endpoint, with its own retry loop.
+
+    `sleep` and `rng` are injectable so tests can observe backoff without waiting.
+    """
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        *,
+        api_key: str = "EMPTY",
+        model: str | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 3,
+        backoff_s: float = 0.5,
+        max_backoff_s: float = 8.0,
+        http_client: httpx.AsyncClient | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.extra_body: dict[str, Any] = dict(extra_body or {})
+        self._model = model
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._owns_http_client = http_client is None
+        self._client = openai.AsyncOpenAI(
+            base_url=self.base_url,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=0,  # retries are ours: one policy, logged, counted in `attempts`
+            http_client=http_client,
+        )
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        params: SamplingParams,
+        *,
+        prefill: str | None = None,
+    ) -> Completion:
+        model = await self.model_name()
+        sent = list(messages)
+        extra_body = dict(self.extra_body)
+        if prefill is not None:
+            sent.append({"role": "assistant", "content": prefill})
+            extra_body.update(continue_final_message=True, add_generation_prompt=False)
+        if params.return_token_ids:
+            extra_body["return_token_ids"] = True
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "messages": sent,
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "max_tokens": params.max_tokens,
+        }
+        if params.seed is not None:
+            kwargs["seed"] = params.seed
+        if params.stop:
+            kwargs["stop"] = list(params.stop)
+        if params.logprobs:
+            kwargs["logprobs"] = True
+        if extra_body:
+            kwargs["extra_body"] = extra_body
+
+        async def attempt() -> dict[str, Any]:
+            raw = await self._client.chat.completions.with_raw_response.create(**kwargs)
+            return _json_object(raw.http_response)
+
+        def parse(body: dict[str, Any]) -> Completion:
+            return _to_completion(body, model=model)
+
+        completion, latency_s, attempts = await self._with_retries(
+            "chat completion", attempt, parse
+        )
+        return dataclasses.replace(completion, latency_s=latency_s, attempts=attempts)
+
+    async def model_name(self) -> str:
+        """`model` if given, else the first id served at GET /models (cached)."""
+        if self._model is None:
+
+            async def attempt() -> dict[str, Any]:
+                raw = await self._client.models.with_raw_response.list()
+                return _json_object(raw.http_response)
+
+            name, _, _ = await self._with_retries("model list", attempt, _first_model_id)
+            self._model = name
+        return self._model
+
+    async def aclose(self) -> None:
+        """Close the HTTP client, unless it was injected (then its owner closes it)."""
+        if self._owns_http_client:
+            await self._client.close()
+
+    async def __aenter__(self) -> OpenAIChatModel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def _with_retries(
+        self,
+        what: str,
+        attempt: Callable[[], Awaitable[dict[str, Any]]],
+        parse: Callable[[dict[str, Any]], _T],
+    ) -> tuple[_T, float, int]:
+        """Run `attempt` then `parse` until success; returns (result, latency_s, attempts)."""
+        total = self.max_retries + 1
+        for number in range(1, total + 1):
+            start = time.perf_counter()
+            try:
+                result = parse(await attempt())
+            except openai.APITimeoutError as exc:
+                failure = _Failure("timeout", f"no answer within {self.timeout:g}s")
+                error: BaseException = exc
+            except openai.APIConnectionError as exc:
+                failure = _Failure("connection", _connection_detail(exc))
+                error = exc
+            except openai.APIStatusError as exc:
+                failure = _Failure(
+                    "status",
+                    _server_message(exc),
+                    status=exc.status_code,
+                    retry_after_s=_retry_after_s(exc.response.headers),
+                )
+                error = exc
+                if exc.status_code not in RETRYABLE_STATUS:
+                    raise self._error(what, failure, number) from exc
+            except (openai.APIResponseValidationError, _MalformedResponse) as exc:
+                failure = _Failure("malformed", str(exc))
+                error = exc
+            else:
+                return result, time.perf_counter() - start, number
+            if number == total:
+                raise self._error(what, failure, number) from error
+            delay = self._backoff_s(number, failure.retry_after_s)
+            log.warning(
+                "%s from %s failed (attempt %d of %d: %s); retrying in %.2fs",
+                what,
+                self.base_url,
+                number,
+                total,
+                failure.summary(),
+                delay,
+            )
+            await self._sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _backoff_s(self, attempt: int, retry_after_s: float | None) -> float:
+        """Exponential backoff with jitter in [50%, 100%]; Retry-After wins, both capped."""
+        base = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
+        delay = base * (0.5 + 0.5 * self._rng.random())
+        if retry_after_s is not None:
+            delay = max(delay, retry_after_s)
+        return min(delay, self.max_backoff_s)
+
+    def _error(self, what: str, failure: _Failure, attempts: int) -> EndpointError:
+        tries = f"after {attempts} attempt{'s' if attempts != 1 else ''}"
+        where = f"{what} from {self.base_url}"
+        if failure.kind == "timeout":
+            message = (
+                f"{where} timed out ({failure.detail}) {tries}. Is the server overloaded or "
+                "the request too large? Raise `timeout`, lower concurrency, or check its log."
+            )
+        elif failure.kind == "connection":
+            message = f"{where} failed: {failure.detail} {tries}. {_START_HINT}"
+        elif failure.kind == "malformed":
+            message = (
+                f"{where} returned a malformed response ({failure.detail}) {tries}. Is base_url "
+                "an OpenAI-compatible server (it usually ends in /v1)? Check the server log."
+            )
+        else:
+            message = (
+                f"{where} failed with HTTP {failure.status}: {failure.detail} ({tries}). "
+                f"{_status_hint(failure.status)}"
+            )
+        return EndpointError(
+            message,
+            base_url=self.base_url,
+            status=failure.status,
+            attempts=attempts,
+            kind=failure.kind,
+        )
+
+
+def _status_hint(status: int | None) -> str:
+    if status in (401, 403):
+        return "Check api_key."
+    if status == 404:
+        return "Check base_url (it usually ends in /v1) and the model name (GET /v1/models)."
+    if status == 429:
+        return "The server is rate limiting: lower the concurrency or raise max_retries."
+    if status is not None and status >= 500:
+        return "The server failed while answering; check its log (out of memory? dead worker?)."
+    return (
+        "The server rejected the request: check the model name, context length, "
+        "image format and sampling parameters."
+    )
+
+
+def _json_object(response: Any) -> dict[str, Any]:
+    """Decode a 2xx body as a JSON object, or raise _MalformedResponse."""
+    content: bytes = response.content
+    try:
+        body = json.loads(content)
+    except ValueError:
+        snippet = content[:120].decode("utf-8", "replace")
+        raise _MalformedResponse(f"body is not JSON: {snippet!r}") from None
+    if not isinstance(body, dict):
+        raise _MalformedResponse(f"body is JSON {type(body).__name__}, not an object")
+    return body
+
+
+def _check_completion(body: dict[str, Any]) -> None:
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices:
+        error = body.get("error") or body.get("message")
+        extra = f"; server said {error!r}" if error else ""
+        raise _MalformedResponse(f"no 'choices' in the body{extra}")
+    choice = choices[0]
+    if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
+        raise _MalformedResponse("choices[0] has no 'message' object")
+    content = choice["message"].get("content")
+    if content is not None and not isinstance(content, str):
+        raise _MalformedResponse(f"message content is {type(content).__name__}, not a string")
+
+
+def _first_model_id(body: dict[str, Any]) -> str:
+    data = body.get("data")
+    if not isinstance(data, list) or not data:
+        raise _MalformedResponse("GET /models listed no models")
+    first = data[0]
+    if not isinstance(first, dict) or not isinstance(first.get("id"), str):
+        raise _MalformedResponse("GET /models entry has no 'id'")
+    return first["id"]
+
+
+def _to_completion(body: dict[str, Any], *, model: str) -> Completion:
+    """Read a checked chat.completion body; latency and attempts are filled in by the caller."""
+    _check_completion(body)
+    choice = body["choices"][0]
+    try:
+        usage = _usage(body.get("usage"))
+        logprobs = _logprobs(choice.get("logprobs"))
+        token_ids = _int_tuple(choice.get("token_ids"))
+        prompt_ids = _int_tuple(body.get("prompt_token_ids", choice.get("prompt_token_ids")))
+    except (TypeError, ValueError, KeyError) as exc:
+        raise _MalformedResponse(f"unreadable usage/logprobs/token ids: {exc!r}") from exc
+    return Completion(
+        text=choice["message"].get("content") or "",
+        finish_reason=choice.get("finish_reason"),
+        usage=usage,
+        latency_s=0.0,
+        model=str(body.get("model") or model),
+        attempts=0,
+        prompt_token_ids=prompt_ids,
+        token_ids=token_ids,
+        logprobs=logprobs,
+    )
+
+
+def _usage(raw: Any) -> Usage:
+    if not isinstance(raw, dict):
+        return Usage()
+    details = raw.get("prompt_tokens_details")
+    details = details if isinstance(details, dict) else {}
+    image, cached = details.get("image_tokens"), details.get("cached_tokens")
+    return Usage(
+        prompt_tokens=int(raw.get("prompt_tokens") or 0),
+        completion_tokens=int(raw.get("completion_tokens") or 0),
+        image_tokens=int(image) if image is not None else None,
+        cached_tokens=int(cached) if cached is not None else None,
+    )
+
+
+def _logprobs(raw: Any) -> tuple[float, ...] | None:
+    if not isinstance(raw, dict) or not isinstance(raw.get("content"), list):
+        return None
+    return tuple(float(entry["logprob"]) for entry in raw["content"])
+
+
+def _int_tuple(raw: Any) -> tuple[int, ...] | None:
+    if raw is None:
+        return None
+    return tuple(int(x) for x in raw)
+
+
+def _server_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        message = body.get("message") or body.get("detail") or body.get("error")
+        if message:
+            return str(message)
+        return json.dumps(body)[:500]
+    text = body if isinstance(body, str) else exc.response.text
+    return (text or exc.message)[:500]
+
+
+def _connection_detail(exc: openai.APIConnectionError) -> str:
+    """The most specific cause in the chain, e.g. 'connection refused' rather than the
+    generic 'Connection error.' / 'All connection attempts failed' of the wrappers."""
+    chain: list[BaseException] = []
+    cause: BaseException | None = exc.__cause__
+    while cause is not None and cause not in chain and len(chain) < 10:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    if any(isinstance(c, ConnectionRefusedError) for c in chain):
+        return "connection refused"
+    with_errno = [c for c in chain if isinstance(c, OSError) and c.errno is not None]
+    if with_errno:
+        return str(with_errno[-1])
+    if chain:
+        return f"{type(chain[0]).__name__}: {chain[0]}"
+    return exc.message
+
+
+def _retry_after_s(headers: Mapping[str, str]) -> float | None:
+    """Seconds from Retry-After-Ms / Retry-After (number or HTTP date), or None."""
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return max(0.0, float(value) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())

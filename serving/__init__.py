@@ -1,0 +1,1 @@
+"""OpenAI-compatible servers for local runs, tests and benchmarks."""

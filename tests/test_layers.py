@@ -1,0 +1,96 @@
+"""Import direction: agents <- graphs <- {training, evals} <- app.py, and one owner per heavy import."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("agents", "graphs", "training", "evals", "serving")
+
+# What each layer may import from this project (serving sits beside training: it loads
+# checkpoints that training writes, and nothing below it imports it).
+ALLOWED = {
+    "agents": {"agents"},
+    "graphs": {"agents", "graphs"},
+    "training": {"agents", "graphs", "training"},
+    "evals": {"agents", "graphs", "evals"},
+    "serving": {"agents", "serving", "training"},
+}
+
+# Third-party modules with a single owner.
+OWNERS = {
+    "openai": {"agents/llm.py"},
+    "av": {"agents/video.py"},
+    "decord": {"agents/video.py"},
+    "sqlite_utils": {"graphs/board.py"},
+    "langgraph": {"graphs/", "training/", "evals/", "app.py"},
+    "langchain_core": {"graphs/", "training/", "evals/", "app.py"},
+    "torch": {"training/", "serving/"},
+    "transformers": {"training/", "serving/"},
+    "trl": {"training/"},
+}
+# Encoding synthetic test videos is not decoding; the generator writes with PyAV.
+EXTRA_OWNERS = {"av": {"agents/synthetic.py"}}
+
+
+def python_files(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py")) if (ROOT / package).is_dir() else []
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def owned_by(relative: str, owners: set[str]) -> bool:
+    return any(relative == o or (o.endswith("/") and relative.startswith(o)) for o in owners)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_layers_import_only_downwards(package):
+    offenders = []
+    for path in python_files(package):
+        for module in imported_modules(path):
+            top = module.split(".")[0]
+            if (top in PACKAGES or top == "app") and top not in ALLOWED[package]:
+                offenders.append(f"{path.relative_to(ROOT)} imports {module}")
+    assert offenders == []
+
+
+def test_nothing_imports_app():
+    offenders = [
+        str(path.relative_to(ROOT))
+        for package in PACKAGES
+        for path in python_files(package)
+        if "app" in {m.split(".")[0] for m in imported_modules(path)}
+    ]
+    assert offenders == []
+
+
+def test_heavy_libraries_have_one_owner():
+    offenders = []
+    for package in (*PACKAGES, "app.py"):
+        paths = [ROOT / package] if package.endswith(".py") else python_files(package)
+        for path in paths:
+            relative = str(path.relative_to(ROOT))
+            for module in imported_modules(path):
+                top = module.split(".")[0]
+                owners = OWNERS.get(top, set()) | EXTRA_OWNERS.get(top, set())
+                if top in OWNERS and not owned_by(relative, owners):
+                    offenders.append(f"{relative} imports {module}")
+    assert offenders == []
+
+
+def test_the_checker_sees_a_violation(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import openai\nfrom graphs.board import Board\n")
+    assert imported_modules(bad) == {"openai", "graphs.board"}
