@@ -12,7 +12,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from agents.llm import ChatModel
+from agents.completion import ChatModel
 from graphs.board import Board
 from graphs.context import Context
 from graphs.nodes.collect import collect

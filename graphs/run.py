@@ -12,7 +12,7 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 
 from agents import video
-from agents.llm import EndpointError
+from agents.completion import EndpointError
 from graphs.board import Board
 from graphs.context import Context
 from graphs.traces import Trace, build_trace

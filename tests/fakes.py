@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.llm import Completion, EndpointError, SamplingParams, Usage
+from agents.completion import Completion, EndpointError, SamplingParams, Usage
 
 
 @dataclass

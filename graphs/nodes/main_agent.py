@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from agents import prompts
-from agents.llm import ChatModel, SamplingParams
+from agents.completion import ChatModel, SamplingParams
 from agents.protocol import THINK_PREFIX, ToolCall, parse, with_prefix
 from agents.tools import ToolArgumentError, validate_crop
 from graphs.context import Context

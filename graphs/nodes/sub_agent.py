@@ -7,7 +7,7 @@ import asyncio
 from langgraph.runtime import Runtime
 
 from agents import prompts, video
-from agents.llm import ChatModel, SamplingParams
+from agents.completion import ChatModel, SamplingParams
 from graphs.board import Board, Note
 from graphs.context import Context
 from graphs.state import ModelCall, SubAgentTask, ToolResult
