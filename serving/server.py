@@ -1,0 +1,329 @@
+"""OpenAI-compatible chat-completions server for a local Qwen3-VL checkpoint on the CPU.
+
+``transformers serve`` (5.24) cannot stand in: it loads ``AutoProcessor``, whose Qwen3-VL video
+processor needs torchvision; it answers 422 to ``continue_final_message``,
+``add_generation_prompt`` and ``return_token_ids``; and it ignores ``logprobs``. This small
+FastAPI app serves one model, one request at a time, with what rollouts need:
+
+- ``image_url`` parts as base64 data URLs (frames), text parts, str or list content;
+- ``logprobs`` (one entry per generated token; ``logprobs_mode`` "raw" = the model's
+  distribution, as vLLM's default, or "processed" = after temperature/top-k/top-p);
+- vLLM's extras: ``continue_final_message`` + ``add_generation_prompt`` (prefill),
+  ``return_token_ids`` (top-level ``prompt_token_ids``, per-choice ``token_ids``), ``top_k``,
+  ``repetition_penalty``, ``skip_special_tokens``, ``chat_template_kwargs``;
+- the raw completion text: tool calls stay in ``content`` (``agents/protocol.py`` parses them).
+
+    python -m serving.server --model DIR --host 127.0.0.1 --port 30000
+    python -m serving.server            # builds the tiny model into ~/.cache/paravt first
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import binascii
+import io
+import logging
+import re
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Literal
+
+_LAUNCHED = time.perf_counter()  # before the heavy imports: "ready" is timed from here
+
+from fastapi import FastAPI, Request  # noqa: E402
+from fastapi.exceptions import RequestValidationError  # noqa: E402
+from fastapi.responses import JSONResponse  # noqa: E402
+from PIL import Image  # noqa: E402
+from pydantic import BaseModel, ConfigDict, Field  # noqa: E402
+
+from serving.engine import (  # noqa: E402
+    Completion,
+    GenerationSettings,
+    LocalVLM,
+    Prompt,
+    RequestError,
+    ensure_tiny_model,
+)
+
+logger = logging.getLogger(__name__)
+
+_DATA_URL = re.compile(r"data:image/[\w.+-]+;base64,(?P<data>.*)", re.DOTALL)
+
+
+class ChatRequest(BaseModel):
+    """The accepted body of ``POST /v1/chat/completions``; unknown fields are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    model: str | None = None
+    messages: list[dict[str, Any]] = Field(min_length=1)
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, gt=0, le=1)
+    top_k: int | None = None
+    max_tokens: int | None = Field(None, ge=1)
+    max_completion_tokens: int | None = Field(None, ge=1)
+    seed: int | None = None
+    stop: str | list[str] | None = None
+    logprobs: bool = False
+    top_logprobs: int | None = Field(None, ge=0, le=20)
+    logprobs_mode: Literal["raw", "processed"] = "raw"
+    n: int = 1
+    stream: bool = False
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    repetition_penalty: float | None = Field(None, gt=0)
+    tools: list[dict[str, Any]] | None = None
+    chat_template_kwargs: dict[str, Any] | None = None
+    continue_final_message: bool = False
+    add_generation_prompt: bool | None = None
+    return_token_ids: bool = False
+    skip_special_tokens: bool = False
+
+
+def decode_image(url: str) -> Image.Image:
+    """Decode a base64 ``data:image/...`` URL into an RGB image, or raise ``RequestError``."""
+    match = _DATA_URL.fullmatch(url.strip())
+    if match is None:
+        raise RequestError(
+            f"image_url must be a base64 data URL (data:image/...;base64,...), got {url[:40]!r}",
+            param="messages",
+        )
+    try:
+        raw = base64.b64decode(match["data"], validate=True)
+        image = Image.open(io.BytesIO(raw))
+        image.load()
+        return image.convert("RGB")
+    except (binascii.Error, ValueError, OSError, Image.DecompressionBombError) as exc:
+        raise RequestError(f"image_url is not a decodable image: {exc}", param="messages") from exc
+
+
+def convert_messages(messages: list[dict[str, Any]]) -> tuple[list[dict], list[Image.Image]]:
+    """OpenAI messages -> chat-template messages (images as ``{"type": "image"}``) + images."""
+    converted, images = [], []
+    for i, message in enumerate(messages):
+        role, content = message.get("role"), message.get("content")
+        if role not in ("system", "user", "assistant", "tool"):
+            raise RequestError(
+                f"messages[{i}].role must be system, user, assistant or tool", param="messages"
+            )
+        if isinstance(content, list):
+            parts = []
+            for part in content:
+                kind = part.get("type") if isinstance(part, dict) else None
+                if kind == "text" and isinstance(part.get("text"), str):
+                    parts.append({"type": "text", "text": part["text"]})
+                elif kind == "image_url":
+                    url = part.get("image_url")
+                    url = url.get("url") if isinstance(url, dict) else url
+                    if not isinstance(url, str):
+                        raise RequestError(f"messages[{i}]: image_url has no url", param="messages")
+                    images.append(decode_image(url))
+                    parts.append({"type": "image"})
+                else:
+                    raise RequestError(
+                        f"messages[{i}]: unsupported content part {kind!r} "
+                        "(text and image_url data URLs are supported)",
+                        param="messages",
+                    )
+            content = parts
+        elif content is not None and not isinstance(content, str):
+            raise RequestError(
+                f"messages[{i}].content must be a string or a list", param="messages"
+            )
+        out = {"role": role, "content": content if content is not None else ""}
+        if message.get("tool_calls"):
+            out["tool_calls"] = message["tool_calls"]
+        converted.append(out)
+    return converted, images
+
+
+def _error(status: int, message: str, kind: str, param: str | None = None) -> JSONResponse:
+    body = {"error": {"message": message, "type": kind, "param": param, "code": status}}
+    return JSONResponse(body, status_code=status)
+
+
+def _check_supported(req: ChatRequest) -> None:
+    if req.n != 1:
+        raise RequestError("only n=1 is supported", param="n")
+    if req.stream:
+        raise RequestError("streaming is not supported; send stream=false", param="stream")
+    for name in ("frequency_penalty", "presence_penalty"):
+        if getattr(req, name):
+            raise RequestError(f"{name} is not supported (use repetition_penalty)", param=name)
+
+
+def generation_settings(req: ChatRequest) -> GenerationSettings:
+    """The engine's settings for a chat request (``max_completion_tokens`` over ``max_tokens``)."""
+    stop = [req.stop] if isinstance(req.stop, str) else req.stop or []
+    return GenerationSettings(
+        max_tokens=req.max_completion_tokens or req.max_tokens,
+        temperature=req.temperature,
+        top_p=req.top_p,
+        top_k=req.top_k,
+        repetition_penalty=req.repetition_penalty,
+        seed=req.seed,
+        stop=tuple(stop),
+        logprobs=req.logprobs,
+        top_logprobs=req.top_logprobs or 0,
+        logprobs_mode=req.logprobs_mode,
+        skip_special_tokens=req.skip_special_tokens,
+    )
+
+
+def create_app(
+    model_dir: str | Path,
+    *,
+    threads: int = 1,
+    served_model_name: str | None = None,
+    default_max_tokens: int = 2048,
+) -> FastAPI:
+    """Load the checkpoint in ``model_dir`` and return the FastAPI app that serves it.
+
+    ``threads`` is torch's CPU thread count (tiny models run fastest on one);
+    ``default_max_tokens`` caps a completion whose request names no max_tokens.
+    The request's ``model`` field is not checked (as in SGLang); replies name
+    ``served_model_name`` (default: the directory's name).
+    """
+    started = time.perf_counter()
+    vlm = LocalVLM(model_dir, threads=threads, default_max_tokens=default_max_tokens)
+    name = served_model_name or Path(model_dir).name
+    created = int(time.time())
+    logger.info("loaded %s from %s in %.1fs", name, model_dir, time.perf_counter() - started)
+    app = FastAPI(title="paravt local VLM server")
+    app.state.vlm = vlm
+
+    @app.exception_handler(RequestError)
+    async def api_error(_: Request, exc: RequestError) -> JSONResponse:
+        return _error(400, exc.message, "invalid_request_error", exc.param)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [
+            "body is not valid JSON"
+            if e["type"] == "json_invalid"
+            else f"{'.'.join(str(p) for p in e['loc'][1:]) or 'body'}: {e['msg']}"
+            for e in exc.errors()
+        ]
+        return _error(400, "; ".join(problems), "invalid_request_error")
+
+    @app.exception_handler(Exception)
+    async def internal(_: Request, exc: Exception) -> JSONResponse:
+        # Starlette re-raises after this handler, so uvicorn logs the traceback server-side.
+        return _error(500, f"internal error: {type(exc).__name__}: {exc}", "internal_error")
+
+    @app.get("/health")
+    async def health() -> dict[str, str]:
+        return {"status": "ok", "model": name}
+
+    @app.get("/v1/models")
+    async def models() -> dict[str, Any]:
+        card = {"id": name, "object": "model", "created": created, "owned_by": "paravt"}
+        return {"object": "list", "data": [{**card, "root": str(model_dir)}]}
+
+    @app.post("/v1/chat/completions")
+    async def chat(req: ChatRequest) -> JSONResponse:
+        _check_supported(req)
+        began = time.perf_counter()
+
+        def work() -> tuple[Prompt, Completion]:
+            messages, images = convert_messages(req.messages)
+            prompt = vlm.build_prompt(
+                messages,
+                images,
+                tools=req.tools,
+                chat_template_kwargs=req.chat_template_kwargs,
+                continue_final_message=req.continue_final_message,
+                add_generation_prompt=req.add_generation_prompt,
+            )
+            return prompt, vlm.generate(prompt, generation_settings(req))
+
+        prompt, done = await asyncio.to_thread(work)
+        choice: dict[str, Any] = {
+            "index": 0,
+            "message": {"role": "assistant", "content": done.text},
+            "finish_reason": done.finish_reason,
+            "logprobs": {"content": done.logprobs} if done.logprobs is not None else None,
+        }
+        body: dict[str, Any] = {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": name,
+            "choices": [choice],
+            "usage": {
+                "prompt_tokens": len(prompt.input_ids),
+                "completion_tokens": len(done.token_ids),
+                "total_tokens": len(prompt.input_ids) + len(done.token_ids),
+                "prompt_tokens_details": {"image_tokens": prompt.image_tokens, "cached_tokens": 0},
+            },
+        }
+        if req.return_token_ids:
+            body["prompt_token_ids"] = prompt.input_ids
+            choice["token_ids"] = done.token_ids
+        logger.info(
+            "chat: %d prompt (%d image) + %d completion tokens in %.2fs",
+            len(prompt.input_ids),
+            prompt.image_tokens,
+            len(done.token_ids),
+            time.perf_counter() - began,
+        )
+        return JSONResponse(body)
+
+    return app
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: ``python -m serving.server [--model DIR] --host 127.0.0.1 --port 30000``.
+
+    Serves until interrupted; returns 0, or uvicorn's ``STARTUP_FAILURE`` (3) if it never served.
+    """
+    import uvicorn
+    from uvicorn.config import STARTUP_FAILURE
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, help="HF checkpoint dir (default: the tiny one)")
+    parser.add_argument("--seed", type=int, default=0, help="Seed of the tiny model (no --model)")
+    parser.add_argument("--cache-dir", type=Path, help="Cache root (default: ~/.cache)")
+    parser.add_argument("--host", default="127.0.0.1", help="Listen address")
+    parser.add_argument("--port", type=int, default=30000, help="Listen port")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--served-model-name", help="Model id to report (default: dir name)")
+    parser.add_argument(
+        "--default-max-tokens", type=int, default=2048, help="Completion cap without max_tokens"
+    )
+    parser.add_argument("--log-level", default="info", help="Logging level")
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    model_dir = args.model
+    if model_dir is None:
+        model_dir = ensure_tiny_model(args.seed, args.cache_dir)
+        logger.info("using the tiny model at %s", model_dir)
+    app = create_app(
+        model_dir,
+        threads=args.threads,
+        served_model_name=args.served_model_name,
+        default_max_tokens=args.default_max_tokens,
+    )
+    url = f"http://{args.host}:{args.port}/v1"
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets=sockets)
+            if not self.should_exit:
+                took = time.perf_counter() - _LAUNCHED
+                logger.info("ready: serving %s at %s (%.1fs after launch)", model_dir, url, took)
+
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level.lower())
+    server = Server(config)
+    server.run()
+    return 0 if server.started else STARTUP_FAILURE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
