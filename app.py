@@ -8,6 +8,8 @@ import contextlib
 import dataclasses
 import json
 import logging
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agents.llm import OpenAIChatModel
+from agents.synthetic import read_manifest
 from agents.video import VideoError
 from graphs.board import Board
 from graphs.builder import compile_graph
@@ -88,6 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--run", action="append", dest="runs", help="only these run ids")
     export.set_defaults(handler=cmd_traces_export)
 
+    studio = commands.add_parser(
+        "studio", help="open the graph in LangGraph Studio (langgraph dev)"
+    )
+    studio.add_argument(
+        "--port", type=int, default=2025, help="dev server port (2024 is often taken)"
+    )
+    studio.set_defaults(handler=cmd_studio)
+
     serve = commands.add_parser("serve", help="serve a local checkpoint (default: tiny model)")
     serve.add_argument("--checkpoint", help="a Qwen3-VL checkpoint folder")
     serve.add_argument("--host", default="127.0.0.1")
@@ -116,19 +127,24 @@ def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
+    base = Context()
     if args.video:
         if not args.question:
             console.print("[red]error:[/red] --video needs --question")
             return 2
         video, question, options = args.video, args.question, args.options
     else:
-        spec = json.loads((DEMO_DIR / "demo.json").read_text())
-        video, question, options = str(DEMO_DIR / spec["video"]), spec["question"], spec["options"]
-        args.kind = args.kind or spec.get("kind")
-        console.print(f"[bold]demo video[/bold] {video}  (answer: {spec['answer']})")
+        demo, items = read_manifest(DEMO_DIR / "needle.json")
+        item = next(i for i in items if i.kind == "multiple_choice")
+        video, question, options = str(DEMO_DIR / Path(demo.path).name), item.question, item.options
+        args.kind = args.kind or item.kind
+        base = Context(overview_frames=8)  # too few to catch the 3 s needle: the agent must look
+        console.print(
+            f"[bold]demo[/bold] {video}: {question} {list(options)} (expected answer {item.answer})"
+        )
     with _endpoint(settings) as endpoint:
         settings = dataclasses.replace(settings, endpoint=endpoint)
-        result = asyncio.run(_run(args, settings, video, question, options))
+        result = asyncio.run(_run(args, settings, video, question, options, base))
     return _report(result, args)
 
 
@@ -148,8 +164,10 @@ def _endpoint(settings: Settings) -> Iterator[str]:
         yield url
 
 
-async def _run(args, settings: Settings, video: str, question: str, options) -> RunResult:
-    context = context_from_args(args, Context())
+async def _run(
+    args, settings: Settings, video: str, question: str, options, base: Context | None = None
+) -> RunResult:
+    context = context_from_args(args, base or Context())
     board = Board(settings.board_path)
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -280,6 +298,29 @@ def cmd_traces_export(args: argparse.Namespace, settings: Settings) -> int:
     )
     console.print(f"wrote {count} traces to {args.out}")
     return 0
+
+
+def cmd_studio(args: argparse.Namespace, settings: Settings) -> int:
+    """Start `langgraph dev` offline: no analytics, no version check, no tracing upload."""
+    env = {
+        **os.environ,
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "true",
+        "LANGSMITH_TRACING": "false",
+        "PARAVT_ENDPOINT": settings.endpoint,
+        "PARAVT_HOME": str(settings.home),
+    }
+    langgraph = Path(sys.executable).with_name("langgraph")
+    command = [
+        str(langgraph),
+        "dev",
+        "--no-browser",
+        "--port",
+        str(args.port),
+        "--config",
+        str(Path(__file__).parent / "langgraph.json"),
+    ]
+    return subprocess.call(command, env=env, cwd=Path(__file__).parent)
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:

@@ -47,6 +47,8 @@ def local_server(
     if model_dir is not None:
         command += ["--model", str(model_dir)]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    if log_path:
+        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     log_file = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
     process = subprocess.Popen(command, env=env, stdout=log_file, stderr=subprocess.STDOUT)
     base_url = f"http://{host}:{port}/v1"

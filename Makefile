@@ -1,0 +1,33 @@
+# One virtual environment, made from the repo's own files. `make demo` and `make test` are the
+# two commands a newcomer needs; both set the environment up first if it is missing.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+STAMP   = $(VENV)/.installed
+
+.PHONY: setup demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[serve,studio]" --group dev
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python app.py demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+bench: $(STAMP)
+	$(BIN)/python bench/graph_overhead.py
+	$(BIN)/python bench/video_decode.py
+	$(BIN)/python bench/run_memory.py
+
+clean:
+	rm -rf $(VENV) .paravt bench/.cache

@@ -1,0 +1,97 @@
+"""Orchestration overhead per main-agent turn against a zero-latency OpenAI-compatible server.
+
+Each run: prepare -> main agent (2 crop_video calls) -> 2 sub-agents -> collect -> main
+agent (answer) -> finish, with the real AsyncSqliteSaver and board files on disk and real
+HTTP to `serving.scripted`. Frames are decoded once (warm cache), as in a long session, so
+what is left is graph, checkpoint, board, prompt building and HTTP. Target: median under
+20 ms per main-agent turn.
+
+    python bench/graph_overhead.py [--runs 40]   # writes bench/graph_overhead.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # noqa: E402
+
+from agents.llm import OpenAIChatModel  # noqa: E402
+from agents.synthetic import make_video  # noqa: E402
+from graphs.board import Board  # noqa: E402
+from graphs.builder import compile_graph  # noqa: E402
+from graphs.context import Context  # noqa: E402
+from graphs.run import run_question  # noqa: E402
+from serving.scripted import ScriptedServer  # noqa: E402
+
+CALLS = (
+    '\n</think>\n<tool_call>\n{"name": "crop_video", "arguments": {"start_time": 10, '
+    '"end_time": 20}}\n</tool_call>\n<tool_call>\n{"name": "crop_video", "arguments": '
+    '{"start_time": 30, "end_time": 40}}\n</tool_call>'
+)
+
+
+def reply(body: dict) -> str:
+    if "describe video clips" in str(body["messages"][0]["content"]):
+        return "a red circle at 12 seconds"
+    if "<tool_response>" in str(body["messages"][-2:]):
+        return "\n</think>\n<answer>A</answer>"
+    return CALLS
+
+
+async def bench(runs: int, overview_frames: int) -> dict:
+    work = Path(tempfile.mkdtemp(prefix="paravt-bench-"))
+    video = make_video(work / "v.mp4", seed=1, duration=60.0)
+    context = Context(overview_frames=overview_frames)
+    per_turn_ms = []
+    with ScriptedServer(reply) as server:
+        async with (
+            OpenAIChatModel(server.base_url) as llm,
+            AsyncSqliteSaver.from_conn_string(str(work / "checkpoints.sqlite")) as saver,
+        ):
+            board = Board(work / "board.sqlite")
+            graph = compile_graph(llm, board, checkpointer=saver)
+            for i in range(runs + 3):
+                start = time.perf_counter()
+                result = await run_question(
+                    graph, board, video_path=video.path, question="Colour?", context=context
+                )
+                elapsed = time.perf_counter() - start
+                assert result.status == "answered", result
+                main_turns = sum(1 for c in result.trace["model_calls"] if c["agent"] == "main")
+                if i >= 3:  # the first runs decode frames and warm caches
+                    per_turn_ms.append(1000 * elapsed / main_turns)
+    return {
+        "overview_frames": overview_frames,
+        "runs": runs,
+        "main_turns_per_run": 2,
+        "median_ms_per_main_turn": round(statistics.median(per_turn_ms), 2),
+        "p90_ms_per_main_turn": round(statistics.quantiles(per_turn_ms, n=10)[-1], 2),
+        "target_ms": 20.0,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=40)
+    args = parser.parse_args()
+    results = {
+        "what": "wall time of a whole run divided by its main-agent turns; zero-latency server",
+        "results": [asyncio.run(bench(args.runs, n)) for n in (8, 64)],
+    }
+    out = Path(__file__).with_suffix(".json")
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
