@@ -46,6 +46,9 @@ _ANSWER_FORMATS: dict[str, str] = {
 }
 
 
+ANSWER_TAG_INSTRUCTION = "Give your final answer inside <answer></answer>."
+
+
 def frames_part(video_path: str, timestamps: Sequence[float], max_pixels: int) -> dict[str, Any]:
     """A reference to decoded frames, expanded into images only when a request is sent."""
     return {
@@ -100,16 +103,21 @@ def main_user_content(
     options: Sequence[str] = (),
     kind: QuestionKind | None = None,
     duration: float | None = None,
+    prompt: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The first user turn: overview frames, then the video length and the question."""
+    """The first user turn: overview frames, then the video length and the question.
+
+    `prompt` replaces the question block with a benchmark's own wording; the answer-tag
+    instruction is still appended, since the graph reads the answer from `<answer>`.
+    """
     intro = "Overview frames of the video"
     if duration is not None:
         intro += f" (length {duration:.1f} seconds)"
-    return [
-        text_part(f"{intro}:"),
-        dict(overview),
-        text_part(question_text(question, options, kind)),
-    ]
+    if prompt:
+        block = f"{prompt.strip()}\n{ANSWER_TAG_INSTRUCTION}"
+    else:
+        block = question_text(question, options, kind)
+    return [text_part(f"{intro}:"), dict(overview), text_part(block)]
 
 
 def forced_answer_text(kind: QuestionKind | None) -> str:

@@ -41,6 +41,7 @@ from typing import Any, NamedTuple
 
 THINK_PREFIX = "<think>\n"
 TOOL_NAME = "crop_video"
+PARSER_VERSION = "1"  # bump when parsing of the same text changes (eval specs record it)
 KNOWN_TOOLS = frozenset({TOOL_NAME})
 
 CALL_SHAPE = '{"name": "crop_video", "arguments": {"start_time": <seconds>, "end_time": <seconds>}}'

@@ -41,6 +41,7 @@ async def run_question(
     question: str,
     options: Sequence[str] = (),
     kind: str | None = None,
+    prompt: str | None = None,
     context: Context | None = None,
     run_id: str | None = None,
     thread_id: str | None = None,
@@ -66,6 +67,8 @@ async def run_question(
     }
     if kind:
         payload["kind"] = kind
+    if prompt:
+        payload["prompt"] = prompt
     if graph.checkpointer is not None:
         snapshot = await graph.aget_state(config)
         if snapshot.next:

@@ -52,6 +52,7 @@ class InputState(TypedDict):
     question: str
     options: NotRequired[list[str]]
     kind: NotRequired[Literal["multiple_choice", "grounding", "open_ended"]]
+    prompt: NotRequired[str]  # a benchmark's own question block, used instead of the default
     run_id: NotRequired[str]
 
 

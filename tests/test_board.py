@@ -9,8 +9,18 @@ from graphs.board import Board, Note
 
 
 def note(key: str, turn: int = 0, index: int = 0, content: str = "red circle") -> Note:
-    return Note(run_id="r1", key=key, author="sub_agent", turn=turn, call_index=index,
-                start=0.0, end=10.0, frames=[0.5, 1.5], content=content, prompt_tokens=5)
+    return Note(
+        run_id="r1",
+        key=key,
+        author="sub_agent",
+        turn=turn,
+        call_index=index,
+        start=0.0,
+        end=10.0,
+        frames=[0.5, 1.5],
+        content=content,
+        prompt_tokens=5,
+    )
 
 
 def test_notes_are_written_once_and_read_in_call_order(board):

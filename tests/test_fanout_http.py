@@ -16,8 +16,9 @@ from serving.scripted import Reply, ScriptedServer
 from tests.fakes import calls
 
 pytestmark = pytest.mark.integration
-SMALL = Context(overview_frames=4, crop_max_frames=4, overview_max_pixels=4096,
-                crop_max_pixels=4096)
+SMALL = Context(
+    overview_frames=4, crop_max_frames=4, overview_max_pixels=4096, crop_max_pixels=4096
+)
 WINDOWS = [(0, 15), (15, 30), (30, 45), (45, 60)]
 
 
@@ -27,15 +28,20 @@ def slow_subagents(body: dict) -> Reply:
         return Reply("a red triangle", delay_s=1.0)
     if "<tool_response>" in str(body["messages"][-2:]):
         return Reply("<think>\nred</think><answer>A</answer>")
-    return Reply(calls(*WINDOWS)[len("<think>"):])
+    return Reply(calls(*WINDOWS)[len("<think>") :])
 
 
 async def run(base_url, board, video, **kw):
-    async with OpenAIChatModel(base_url, max_retries=kw.pop("max_retries", 0),
-                               backoff_s=0.01, timeout=kw.pop("timeout", 30)) as llm:
+    async with OpenAIChatModel(
+        base_url,
+        max_retries=kw.pop("max_retries", 0),
+        backoff_s=0.01,
+        timeout=kw.pop("timeout", 30),
+    ) as llm:
         graph = compile_graph(llm, board, checkpointer=InMemorySaver())
-        return await run_question(graph, board, video_path=video.path, question="Colour?",
-                                  context=SMALL, **kw)
+        return await run_question(
+            graph, board, video_path=video.path, question="Colour?", context=SMALL, **kw
+        )
 
 
 async def test_four_parallel_calls_overlap(needle_video, board):

@@ -230,3 +230,12 @@ async def test_graph_compiles_without_a_checkpointer_for_studio(needle_video, bo
     )
     assert out["status"] == "answered" and out["answer"] == "A"
     assert set(out) == {"run_id", "answer", "final_text", "status"}
+
+
+async def test_a_benchmark_prompt_replaces_the_question_block(needle_video, board):
+    model = ScriptedModel(main=["<think>x</think><answer>B</answer>"])
+    official = "Select the best answer.\nWhich colour?\nA. red\nB. blue\nThe best answer is:"
+    await ask(model, board, needle_video, prompt=official)
+    text = "".join(p.get("text", "") for p in model.main_requests[0].messages[1]["content"])
+    assert official in text and "<answer></answer>" in text
+    assert "Question: What colour" not in text

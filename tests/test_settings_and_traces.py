@@ -36,21 +36,39 @@ def test_context_rejects_out_of_range_settings():
 
 
 def completion(prompt, out, image=None, latency=0.5):
-    return {"completion": {"usage": {"prompt_tokens": prompt, "completion_tokens": out,
-                                     "image_tokens": image}, "latency_s": latency},
-            "frames_encoded": 4}
+    return {
+        "completion": {
+            "usage": {"prompt_tokens": prompt, "completion_tokens": out, "image_tokens": image},
+            "latency_s": latency,
+        },
+        "frames_encoded": 4,
+    }
 
 
 def test_cost_counts_every_call_and_every_encoded_frame():
     cost = total_cost([completion(100, 10, 40), completion(50, 5)], tool_calls=3)
-    assert cost == {"model_calls": 2, "prompt_tokens": 150, "completion_tokens": 15,
-                    "image_tokens": 40, "frames_encoded": 8, "tool_calls": 3, "latency_s": 1.0}
+    assert cost == {
+        "model_calls": 2,
+        "prompt_tokens": 150,
+        "completion_tokens": 15,
+        "image_tokens": 40,
+        "frames_encoded": 8,
+        "tool_calls": 3,
+        "latency_s": 1.0,
+    }
     assert total_cost([completion(1, 1)], tool_calls=0)["image_tokens"] is None
 
 
 def test_traces_round_trip_through_jsonl_and_reject_other_versions(tmp_path: Path):
-    values = {"run_id": "r1", "question": "q", "status": "answered", "answer": "A",
-              "model_calls": [completion(10, 2)], "calls": [], "turn": 0}
+    values = {
+        "run_id": "r1",
+        "question": "q",
+        "status": "answered",
+        "answer": "A",
+        "model_calls": [completion(10, 2)],
+        "calls": [],
+        "turn": 0,
+    }
     trace = build_trace(values, Context(), thread_id="t1")
     assert trace["trace_version"] == TRACE_VERSION and trace["settings"]["max_turns"] == 3
     path = tmp_path / "out" / "traces.jsonl"

@@ -30,6 +30,7 @@ def make_prepare(board: Board):
             options=state.get("options", []),
             kind=state.get("kind"),
             duration=info.duration,
+            prompt=state.get("prompt"),
         )
         if ctx.calls_per_turn == 0 or ctx.max_turns == 0:
             content.append(prompts.text_part("\n" + prompts.forced_answer_text(state.get("kind"))))

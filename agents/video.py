@@ -1,0 +1,388 @@
+"""Probing, frame sampling rules and timestamped JPEG frames: the one module that decodes video."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import bisect
+import logging
+import math
+import os
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import av
+import cv2
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+REENCODE_HINT = "re-encode with `ffmpeg -i in.mp4 -c:v libx264 out.mp4`"
+DOWNLOAD_HINT = "check the file was fully downloaded"
+BACKENDS = ("pyav", "decord")
+THREAD_TYPE = "AUTO"  # frame threads: lower latency for a little more CPU (bench/README.md)
+DECODE_THREADS = min(4, os.cpu_count() or 1)  # bounds frames in flight, so memory, per decode
+SEEK_GAP = 2.0  # seconds; without a keyframe index, seek for targets further ahead than this
+SKIP_MARGIN = 1.0  # seconds; non-reference frames further than this before a target are skipped
+
+
+class VideoError(ValueError):
+    """A video file cannot be used; the message says what is wrong and what to do."""
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    """What probe() learns from a video's container and stream headers."""
+
+    path: str
+    duration: float
+    fps: float
+    width: int
+    height: int
+    codec: str
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One decoded, resized, JPEG-encoded frame and the time it was taken at."""
+
+    timestamp: float  # seconds from the start of the video of the frame actually decoded
+    requested: float
+    width: int
+    height: int
+    jpeg: bytes = field(repr=False)
+
+
+def _resolve(path: str | os.PathLike) -> Path:
+    p = Path(path).expanduser().resolve()
+    if not p.exists():
+        raise VideoError(f"video not found: {p}; check the path and that the file exists")
+    if p.is_dir():
+        raise VideoError(f"{p} is a directory, not a video file; pass the path of a video file")
+    if p.stat().st_size == 0:
+        raise VideoError(f"video file is empty (0 bytes): {p}; {DOWNLOAD_HINT}")
+    return p
+
+
+def _open(path: Path) -> av.container.InputContainer:
+    try:
+        return av.open(str(path), mode="r")
+    except av.FFmpegError as e:
+        raise VideoError(
+            f"cannot read {path} as a video ({e}); {DOWNLOAD_HINT}, or {REENCODE_HINT}"
+        ) from e
+
+
+def _video_stream(container: av.container.InputContainer, path: str | Path) -> av.VideoStream:
+    """The first video stream that is not a cover picture."""
+    still = av.stream.Disposition.attached_pic
+    for stream in container.streams.video:
+        if not stream.disposition & still:
+            return stream
+    raise VideoError(f"{path} has no video stream; pass a file that contains video")
+
+
+def _start_seconds(stream: av.VideoStream) -> float:
+    return float(stream.start_time * stream.time_base) if stream.start_time is not None else 0.0
+
+
+def _duration_from_packets(container: av.container.InputContainer, stream: av.VideoStream) -> float:
+    """Fallback when headers carry no duration: the end of the last packet, by demuxing."""
+    end = None
+    for packet in container.demux(stream):
+        if packet.pts is not None:
+            stop = packet.pts + (packet.duration or 0)
+            end = stop if end is None else max(end, stop)
+    return 0.0 if end is None else float(end * stream.time_base) - _start_seconds(stream)
+
+
+@lru_cache(maxsize=1024)
+def _probe_cached(path: str, mtime_ns: int, size: int) -> VideoInfo:
+    p = Path(path)
+    with _open(p) as container:
+        stream = _video_stream(container, p)
+        try:
+            if stream.duration is not None:
+                duration = float(stream.duration * stream.time_base)
+            elif container.duration is not None:
+                duration = container.duration / av.time_base
+            else:
+                duration = _duration_from_packets(container, stream)
+        except av.FFmpegError as e:
+            raise VideoError(f"{p} is corrupt or truncated ({e}); {REENCODE_HINT}") from e
+        ctx = stream.codec_context
+        rate = stream.average_rate or stream.guessed_rate or stream.base_rate
+        if rate:
+            fps = float(rate)
+        elif stream.frames and duration > 0:
+            fps = stream.frames / duration
+        else:
+            fps = 0.0
+        info = VideoInfo(str(p), duration, fps, ctx.width, ctx.height, ctx.name)
+    if not (info.duration > 0 and math.isfinite(info.duration)):
+        raise VideoError(f"{p} has zero or unknown duration ({info.duration}); {REENCODE_HINT}")
+    if info.width <= 0 or info.height <= 0 or info.fps <= 0:
+        raise VideoError(f"{p} has no usable frame size or rate ({info}); {REENCODE_HINT}")
+    return info
+
+
+def probe(path: str | os.PathLike) -> VideoInfo:
+    """Read duration, frame rate, size and codec; cached per (path, mtime, size)."""
+    p = _resolve(path)
+    st = p.stat()
+    return _probe_cached(str(p), st.st_mtime_ns, st.st_size)
+
+
+def overview_timestamps(duration: float, n: int) -> list[float]:
+    """n timestamps at the centres of n equal segments of [0, duration].
+
+    >>> overview_timestamps(10.0, 4)
+    [1.25, 3.75, 6.25, 8.75]
+    """
+    if n < 1 or not duration > 0:
+        raise ValueError(f"need n >= 1 and duration > 0, got n={n}, duration={duration}")
+    return [(i + 0.5) * duration / n for i in range(n)]
+
+
+def window_timestamps(
+    start: float, end: float, *, fps: float = 1.0, max_frames: int = 16
+) -> list[float]:
+    """Sample [start, end) at fps; above max_frames, spread max_frames uniformly; at least one.
+
+    >>> window_timestamps(10.0, 13.0)
+    [10.0, 11.0, 12.0]
+    >>> window_timestamps(0.0, 100.0, max_frames=4)
+    [12.5, 37.5, 62.5, 87.5]
+    """
+    if not (math.isfinite(start) and math.isfinite(end)) or end < start:
+        raise ValueError(f"window must have finite start <= end, got [{start}, {end})")
+    if fps <= 0 or max_frames < 1:
+        raise ValueError(
+            f"need fps > 0 and max_frames >= 1, got fps={fps}, max_frames={max_frames}"
+        )
+    count = max(1, math.ceil((end - start) * fps - 1e-9))
+    if count <= max_frames:
+        return [round(start + k / fps, 6) for k in range(count)]
+    step = (end - start) / max_frames
+    return [round(start + (k + 0.5) * step, 6) for k in range(max_frames)]
+
+
+def fit_pixels(width: int, height: int, max_pixels: int, multiple: int = 2) -> tuple[int, int]:
+    """Aspect-preserving size with w*h <= max_pixels, never upscaled, dims a multiple of `multiple`.
+
+    >>> fit_pixels(1280, 720, 50_176)
+    (298, 168)
+    """
+    if width < 1 or height < 1 or multiple < 1 or max_pixels < multiple * multiple:
+        raise ValueError(
+            f"cannot fit {width}x{height} into {max_pixels} pixels in multiples of {multiple}"
+        )
+    scale = min(1.0, math.sqrt(max_pixels / (width * height)))
+    w = max(multiple, int(width * scale) // multiple * multiple)
+    h = max(multiple, int(height * scale) // multiple * multiple)
+    return w, h
+
+
+def _encode(bgr: np.ndarray, size: tuple[int, int], quality: int) -> bytes:
+    """Resize (INTER_AREA) and JPEG-encode a BGR image."""
+    if (bgr.shape[1], bgr.shape[0]) != size:
+        bgr = cv2.resize(bgr, size, interpolation=cv2.INTER_AREA)
+    ok, buf = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    if not ok:
+        raise RuntimeError(f"OpenCV failed to JPEG-encode a {size[0]}x{size[1]} frame")
+    return buf.tobytes()
+
+
+def _check_times(info: VideoInfo, timestamps: Sequence[float]) -> list[float]:
+    times = [float(t) for t in timestamps]
+    bad = [t for t in times if not (0.0 <= t <= info.duration + 1e-6)]
+    if bad:
+        window = f"{min(times):.3f}-{max(times):.3f} s"
+        raise VideoError(
+            f"requested window {window} has {len(bad)} time(s) outside the video, which "
+            f"lasts 0-{info.duration:.3f} s ({info.path}); request times inside the duration"
+        )
+    return times
+
+
+def _keyframe_times(stream: av.VideoStream, start: float) -> list[float]:
+    """Keyframe times (seconds, decode order) from the container index; empty when there is none."""
+    entries = getattr(stream, "index_entries", None) or ()
+    tb = stream.time_base
+    return [float(e.timestamp * tb) - start for e in entries if e.is_keyframe]
+
+
+def _should_seek(keyframes: list[float], pos: float | None, target: float) -> bool:
+    """Seek when a keyframe lies between the decoder's position and the target."""
+    pos = 0.0 if pos is None else pos
+    if not keyframes:
+        return target - pos > SEEK_GAP
+    j = bisect.bisect_right(keyframes, target) - 1
+    return j >= 0 and keyframes[j] > pos + 1e-6
+
+
+def _frames(
+    container: av.container.InputContainer,
+    stream: av.VideoStream,
+    skip_before: Callable[[], float],
+) -> Iterator[av.VideoFrame]:
+    """Decode forward, never decoding non-reference frames that start before skip_before()."""
+    ctx, tb, skipping = stream.codec_context, float(stream.time_base), False
+    for packet in container.demux(stream):  # ends with an empty packet that flushes the decoder
+        far = packet.pts is not None and packet.pts * tb < skip_before()
+        if far != skipping:
+            ctx.skip_frame, skipping = ("NONREF" if far else "DEFAULT"), far
+        yield from packet.decode()
+
+
+def _nearest_frames(
+    container: av.container.InputContainer, info: VideoInfo, targets: list[float]
+) -> Iterator[tuple[float, av.VideoFrame, float]]:
+    """Yield (target, frame, frame time) for the frame nearest each of the sorted targets."""
+    stream = _video_stream(container, info.path)
+    stream.thread_type = THREAD_TYPE
+    stream.codec_context.thread_count = DECODE_THREADS
+    start = _start_seconds(stream)
+    keyframes = _keyframe_times(stream, start)
+    margin = max(SKIP_MARGIN, 3.0 / info.fps)
+    pending = deque(targets)
+    sought = 0  # len(pending) at the last seek: that target is never sought twice
+    prev, prev_t = None, None
+    while pending:
+        if sought != len(pending) and _should_seek(keyframes, prev_t, pending[0]):
+            offset = (pending[0] - 1.0 / info.fps + start) / stream.time_base
+            container.seek(max(0, int(offset)), stream=stream, backward=True)
+            prev, prev_t, sought = None, None, len(pending)
+        for frame in _frames(container, stream, lambda: pending[0] + start - margin):
+            if frame.time is None:
+                raise VideoError(f"{info.path} has frames without timestamps; {REENCODE_HINT}")
+            ft = frame.time - start
+            while pending and ft >= pending[0]:
+                t = pending.popleft()
+                closer_prev = prev is not None and t - prev_t < ft - t
+                yield (t, prev, prev_t) if closer_prev else (t, frame, ft)
+            prev, prev_t = frame, ft
+            if not pending or (sought != len(pending) and _should_seek(keyframes, ft, pending[0])):
+                break
+        else:  # end of stream: targets in the last frame interval clamp to the last frame
+            if prev is None or targets[-1] - prev_t > max(1.0, 2.0 / info.fps):
+                stopped = "before any frame" if prev_t is None else f"at {prev_t:.3f} s"
+                raise VideoError(
+                    f"decoding {info.path} stopped {stopped}, before the requested "
+                    f"{targets[-1]:.3f} s (duration {info.duration:.3f} s); the file looks "
+                    f"truncated: {DOWNLOAD_HINT}, or {REENCODE_HINT}"
+                )
+            for t in pending:
+                yield t, prev, prev_t
+            return
+
+
+def _decode_pyav(
+    info: VideoInfo, times: list[float], size: tuple[int, int], quality: int
+) -> dict[float, tuple[float, bytes]]:
+    """Map each distinct requested time to (frame time, JPEG) of the nearest decoded frame."""
+    out: dict[float, tuple[float, bytes]] = {}
+    last: tuple[float, bytes] | None = None  # consecutive targets often share a frame
+    with _open(Path(info.path)) as container:
+        try:
+            for t, frame, ft in _nearest_frames(container, info, sorted(set(times))):
+                if last is None or last[0] != ft:
+                    last = (ft, _encode(frame.to_ndarray(format="bgr24"), size, quality))
+                out[t] = last
+        except av.FFmpegError as e:
+            raise VideoError(
+                f"{info.path} is corrupt or truncated ({e}); {DOWNLOAD_HINT}, or {REENCODE_HINT}"
+            ) from e
+    return out
+
+
+def _decode_decord(
+    info: VideoInfo, times: list[float], size: tuple[int, int], quality: int
+) -> dict[float, tuple[float, bytes]]:
+    """Same contract as _decode_pyav, through decord's frame index (nearest frame by time)."""
+    try:
+        import decord
+    except ImportError as e:
+        raise ImportError(
+            "backend='decord' needs the decord package: pip install paravt-graph[decord]"
+        ) from e
+    reader = decord.VideoReader(info.path, ctx=decord.cpu(0))
+    starts = reader.get_frame_timestamp(range(len(reader)))[:, 0].tolist()
+    out: dict[float, tuple[float, bytes]] = {}
+    for t in sorted(set(times)):
+        j = bisect.bisect_left(starts, t)
+        if j == len(starts) or (j > 0 and t - starts[j - 1] < starts[j] - t):
+            j -= 1
+        bgr = cv2.cvtColor(reader[j].asnumpy(), cv2.COLOR_RGB2BGR)
+        out[t] = (float(starts[j]), _encode(bgr, size, quality))
+    return out
+
+
+def decode_frames(
+    path: str | os.PathLike,
+    timestamps: Sequence[float],
+    *,
+    max_pixels: int = 50_176,
+    backend: str = "pyav",
+    jpeg_quality: int = 85,
+) -> list[Frame]:
+    """Decode the frame nearest each timestamp (s), resized to max_pixels, in request order."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown video backend {backend!r}; use one of {BACKENDS}")
+    info = probe(path)
+    times = _check_times(info, timestamps)
+    if not times:
+        return []
+    size = fit_pixels(info.width, info.height, max_pixels)
+    decode = _decode_pyav if backend == "pyav" else _decode_decord
+    found = decode(info, times, size, jpeg_quality)
+    log.debug("decoded %d frames from %s at %dx%d", len(found), info.path, *size)
+    return [Frame(found[t][0], t, size[0], size[1], found[t][1]) for t in times]
+
+
+async def adecode_frames(
+    path: str | os.PathLike, timestamps: Sequence[float], **kw: object
+) -> list[Frame]:
+    """decode_frames in a worker thread, so async graph nodes never block the event loop."""
+    return await asyncio.to_thread(decode_frames, path, timestamps, **kw)
+
+
+@lru_cache(maxsize=256)
+def _encode_cached(
+    path: str, mtime_ns: int, size: int, timestamps: tuple[float, ...], max_pixels: int
+) -> tuple[Frame, ...]:
+    return tuple(decode_frames(path, timestamps, max_pixels=max_pixels))
+
+
+def encode_frames(
+    path: str | os.PathLike, timestamps: tuple[float, ...], max_pixels: int
+) -> tuple[Frame, ...]:
+    """Cached decode_frames, keyed by resolved path, mtime and size, for prompt-time rendering."""
+    p = _resolve(path)
+    st = p.stat()
+    key = tuple(float(t) for t in timestamps)
+    return _encode_cached(str(p), st.st_mtime_ns, st.st_size, key, max_pixels)
+
+
+async def aencode_frames(
+    path: str | os.PathLike, timestamps: tuple[float, ...], max_pixels: int
+) -> tuple[Frame, ...]:
+    """encode_frames in a worker thread, for async nodes."""
+    return await asyncio.to_thread(encode_frames, path, timestamps, max_pixels)
+
+
+def timestamp_text(t: float) -> str:
+    """The absolute timestamp text placed before each frame.
+
+    >>> timestamp_text(12.46)
+    '<12.5 seconds>'
+    """
+    return f"<{t:.1f} seconds>"
+
+
+def data_url(frame: Frame) -> str:
+    """A frame as an OpenAI-style image_url data URL."""
+    return "data:image/jpeg;base64," + base64.b64encode(frame.jpeg).decode("ascii")

@@ -1,0 +1,80 @@
+"""Peak memory of one CLI run on a 10-minute 720p H.264 file.
+
+The run: 64 overview frames, then 5 parallel crop_video calls of 16 frames each, then an
+answer, through `app.py run` in its own process against a scripted OpenAI-compatible server
+(in this process). Frames are downscaled and JPEG-encoded as soon as they are decoded, so
+the process should stay far below the size of the decoded video. Target: under 600 MB.
+
+    python bench/run_memory.py   # writes bench/run_memory.json
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.video_decode import ensure_ffmpeg, ensure_input  # noqa: E402
+from serving.scripted import ScriptedServer  # noqa: E402
+
+WINDOWS = [(30, 60), (150, 180), (270, 300), (390, 420), (510, 540)]
+
+
+def reply(body: dict) -> str:
+    if "describe video clips" in str(body["messages"][0]["content"]):
+        return "A test pattern with a moving colour bar and a running clock."
+    if "<tool_response>" in str(body["messages"][-2:]):
+        return "\n</think>\n<answer>A</answer>"
+    blocks = "".join(
+        '<tool_call>{"name": "crop_video", "arguments": '
+        f'{{"start_time": {s}, "end_time": {e}}}}}</tool_call>'
+        for s, e in WINDOWS
+    )
+    return "\n</think>\n" + blocks
+
+
+def main() -> None:
+    video = ensure_input(ensure_ffmpeg())
+    home = Path(tempfile.mkdtemp(prefix="paravt-mem-"))
+    with ScriptedServer(reply) as server:
+        start = time.perf_counter()
+        run = subprocess.run(
+            [sys.executable, str(ROOT / "app.py"), "--home", str(home), "--env-file", "",
+             "--endpoint", server.base_url, "run", "--video", str(video), "--question",
+             "What is shown?", "--overview-frames", "64", "--crop-max-frames", "16",
+             "--crop-fps", "1", "--max-parallel", "5", "--json"],
+            capture_output=True, text=True, check=False,
+        )
+        wall = time.perf_counter() - start
+        sub_requests = sum(
+            "describe video clips" in str(b["messages"][0]["content"]) for b in server.requests
+        )
+    if run.returncode != 0:
+        raise SystemExit(f"the run failed:\n{run.stderr}")
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    result = json.loads(run.stdout)
+    report = {
+        "video": str(video.name),
+        "overview_frames": 64,
+        "crop_calls": sub_requests,
+        "frames_per_crop": 16,
+        "status": result["status"],
+        "frames_encoded": result["cost"]["frames_encoded"],
+        "peak_rss_mb": round(peak_mb, 1),
+        "target_mb": 600,
+        "wall_s": round(wall, 2),
+    }
+    out = Path(__file__).with_suffix(".json")
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
