@@ -71,8 +71,8 @@ def _plan_needles(
     rng: np.random.Generator, duration: float, fps: float, n: int, seconds: float
 ) -> tuple[Needle, ...]:
     """Place n non-overlapping needles on the frame grid, one per equal segment of the video."""
-    if n > len(COLORS) or n > len(WORDS):
-        raise ValueError(f"n_needles={n} is more than the {len(COLORS)} distinct colours available")
+    if not 0 <= n <= min(len(COLORS), len(WORDS)):
+        raise ValueError(f"n_needles={n}: use 0 to {len(COLORS)} (one distinct colour per needle)")
     segment = duration / max(n, 1)
     span = int(np.ceil(seconds * fps))  # frames each needle is visible
     gap = max(1, round(0.5 * fps))  # frames kept clear at both ends of a segment
@@ -181,6 +181,7 @@ def make_video(
     rng = np.random.default_rng(seed)
     needles = _plan_needles(rng, duration, fps, n_needles, needle_seconds)
     layers = [_needle_layer(n, width, height, rng) for n in needles]
+    spans = [(round(n.start * fps), round(n.end * fps)) for n in needles]  # frame indices
     texture = _background(rng, width, height)
     wave = 20 * np.sin(2 * np.pi * np.arange(width) / width)  # periodic, so rolling has no seam
     wave = wave.astype(np.int16)[None, :, None]
@@ -200,8 +201,8 @@ def make_video(
             oy = int((0.5 + 0.45 * np.sin(2 * np.pi * t / 31.0 + 1.0)) * height)
             shift = np.roll(wave, int(t * 12) % width, axis=1)
             img = (texture[oy : oy + height, ox : ox + width] + shift).astype(np.uint8)
-            for needle, (layer, alpha) in zip(needles, layers, strict=True):
-                if needle.start <= t + 1e-9 < needle.end:
+            for (first, stop), (layer, alpha) in zip(spans, layers, strict=True):
+                if first <= i < stop:
                     img = (img * (1.0 - alpha) + layer).astype(np.uint8)
             yuv = cv2.cvtColor(img, cv2.COLOR_RGB2YUV_I420)
             frame = av.VideoFrame.from_ndarray(yuv, format="yuv420p")

@@ -64,6 +64,20 @@ def test_video_matches_its_description(videos):
     assert (a.duration, a.fps, a.width, a.height, a.seed) == (12.0, 4.0, 320, 240, 3)
 
 
+def test_needle_shows_in_exactly_its_frames(tmp_path):
+    video = make_video(tmp_path / "thirds.mp4", seed=1, duration=12.0, fps=3.0, needle_seconds=1.0)
+    (needle,) = video.needles
+    colour = np.asarray(COLORS[needle.color], np.float32)
+    shown = []
+    with av.open(video.path) as container:
+        for frame in container.decode(video=0):
+            img = frame.to_ndarray(format="rgb24").astype(np.float32)
+            if (np.linalg.norm(img - colour, axis=-1) < 70).mean() > 0.05:
+                shown.append(round(frame.time * video.fps))
+    first = round(needle.start * video.fps)
+    assert shown == list(range(first, first + 3))
+
+
 def test_default_video_is_small(tmp_path):
     video = make_video(tmp_path / "default.mp4", seed=0)
     assert video.duration == 60.0 and len(video.needles) == 1
@@ -94,7 +108,8 @@ def test_needles_are_disjoint_distinct_and_inside(seed, n, seconds, fps):
 @pytest.mark.parametrize(
     ("kw", "match"),
     [
-        ({"n_needles": 9}, "distinct colours"),
+        ({"n_needles": 9}, "one distinct colour per needle"),
+        ({"n_needles": -1}, "use 0 to 8"),
         ({"duration": 4.0, "n_needles": 3, "needle_seconds": 2.0}, "do not fit"),
         ({"width": 321}, "even"),
     ],

@@ -1,0 +1,152 @@
+"""MMVU (validation): load ``validation.json`` and its videos (scoring below).
+
+On disk (github/HF ``yale-nlp/MMVU``)::
+
+    <data_dir>/validation.json            (or data/validation.json)
+    <data_dir>/videos/<Subject>/<n>.mp4   (the path inside each record's ``video`` URL)
+
+``video`` is a URL ending in ``.../resolve/main/videos/<Subject>/<n>.mp4``; the file names
+repeat across subjects (``0.mp4`` ...), so a video is found by its subject-relative path,
+never by basename. Multiple-choice items have ``choices`` A-E and a letter answer; open-ended
+items have all-empty choices and a free-text answer. The prompt is the official direct-answer
+("DO") template; ``prompt="cot"`` selects the official chain-of-thought one. Empty choices of
+a multiple-choice item are left out of the options (the official code would print "E: ").
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from evals.media import MEDIA_DIRS, MediaIndex
+from evals.sample import RecordError, Sample
+from evals.tasks.base import LoadResult
+
+# ----------------------------------------------------------------------------- loading
+
+LETTERS = "ABCDE"
+KINDS = {"multiple-choice": "multiple_choice", "open-ended": "open_ended"}
+INSTRUCTIONS = {
+    ("direct", "multiple-choice"): (
+        "Do not generate any intermediate reasoning process. Answer directly with the option "
+        "letter from the given choices."
+    ),
+    ("direct", "open-ended"): (
+        "Do not generate any intermediate reasoning process. Directly output the final short "
+        "answer."
+    ),
+    ("cot", "multiple-choice"): (
+        "Answer the given multiple-choice question step by step. Begin by explaining your "
+        "reasoning process clearly. Conclude by stating the final answer using the following "
+        "format: 'Therefore, the final answer is: $LETTER' (without quotes), where $LETTER is "
+        "one of the options. Think step by\nstep before answering."
+    ),
+    ("cot", "open-ended"): (
+        "Answer the given question step by step. Begin by explaining your reasoning process "
+        "clearly. Conclude by stating the final answer using the following format: 'Therefore, "
+        "the final answer is: 'Answer: $ANSWER' (without quotes), where $ANSWER is the final "
+        "answer of the question. Think step by step\nbefore answering."
+    ),
+}
+PromptStyle = Literal["direct", "cot"]
+
+
+def relative_video(ref: str) -> str:
+    """'https://.../resolve/main/videos/Art/0.mp4' -> 'videos/Art/0.mp4'."""
+    ref = ref.strip()
+    if "/resolve/" in ref:
+        ref = ref.split("/resolve/", 1)[1].split("/", 1)[-1]  # drop the revision
+    return ref.lstrip("/")
+
+
+def find_video(root: Path, relative: str) -> Path | None:
+    """The file at ``relative`` under the root or a media dir, with or without 'videos/'."""
+    inner = relative.split("/", 1)[1] if relative.startswith("videos/") else relative
+    for sub in MEDIA_DIRS:
+        base = root / sub if sub else root
+        for candidate in (base / relative, base / inner):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _choices(raw, source: str, rid: str) -> dict[str, str]:
+    if isinstance(raw, list):
+        raw = dict(zip(LETTERS, raw, strict=False))
+    if not isinstance(raw, dict):
+        raise RecordError(source, rid, f"choices must be a dict or list, got {raw!r}")
+    return {k: str(v or "").strip() for k, v in raw.items()}
+
+
+def build_prompt(question: str, options: tuple[str, ...], qtype: str, style: PromptStyle) -> str:
+    lines = [f"Question: {question}", *(o.replace(". ", ": ", 1) for o in options)]
+    return "\n".join(lines) + "\n\n" + INSTRUCTIONS[(style, qtype)]
+
+
+def record_to_sample(
+    record: dict, *, source: str, media: MediaIndex, prompt: PromptStyle = "direct"
+) -> Sample:
+    if not isinstance(record, dict):
+        raise RecordError(source, "?", f"record is not an object: {record!r}")
+    rid = str(record.get("id") or "?")
+    video_ref = record.get("video") or record.get("video_path")
+    missing = [f for f in ("id", "question_type", "question", "answer") if not record.get(f)]
+    if missing or not video_ref:
+        raise RecordError(source, rid, f"missing field(s) {', '.join(missing or ['video'])}")
+    qtype = str(record["question_type"])
+    if qtype not in KINDS:
+        raise RecordError(source, rid, f"unknown question_type {qtype!r}")
+    answer = str(record["answer"]).strip()
+    options: tuple[str, ...] = ()
+    if qtype == "multiple-choice":
+        choices = _choices(record.get("choices"), source, rid)
+        options = tuple(f"{k}. {v}" for k, v in sorted(choices.items()) if v)
+        if answer not in LETTERS or not choices.get(answer):
+            raise RecordError(source, rid, f"answer {answer!r} is not a non-empty choice A-E")
+    relative = relative_video(str(video_ref))
+    found = find_video(media.root, relative)
+    question = str(record["question"])
+    subject = str((record.get("metadata") or {}).get("subject", ""))
+    return Sample(
+        id=rid,
+        media=str(found.resolve()) if found else str(media.root / relative),
+        question=question,
+        prompt=build_prompt(question, options, qtype, prompt),
+        kind=KINDS[qtype],
+        target=answer,
+        options=options,
+        cluster=relative,
+        categories={"subject": subject, "question_type": qtype},
+        extra={"video_url": str(video_ref)},
+    )
+
+
+def annotation_file(data_dir: Path) -> Path:
+    for path in (data_dir / "validation.json", data_dir / "data" / "validation.json"):
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"no MMVU annotations under {data_dir}: expected validation.json")
+
+
+def load(data_dir: Path, *, prompt: PromptStyle = "direct") -> LoadResult:
+    """Every validation item (both kinds); bad records in ``errors``."""
+    if prompt not in ("direct", "cot"):
+        raise ValueError(f"prompt must be 'direct' or 'cot', got {prompt!r}")
+    data_dir = Path(data_dir).resolve()
+    path = annotation_file(data_dir)
+    records = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(records, list):
+        raise ValueError(f"{path}: expected a JSON list of records")
+    media = MediaIndex(data_dir)
+    samples, errors = [], []
+    for record in records:
+        try:
+            samples.append(record_to_sample(record, source=str(path), media=media, prompt=prompt))
+        except RecordError as err:
+            errors.append(err)
+    missing = list(dict.fromkeys(s.media for s in samples if not Path(s.media).is_file()))
+    return LoadResult(samples, errors, missing, [str(path)], {"format": "json", "prompt": prompt})
+
+
+# ----------------------------------------------------------------------------- scoring
