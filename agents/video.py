@@ -18,6 +18,14 @@ import av
 import cv2
 import numpy as np
 
+from agents.frame_cache import FrameCache
+from agents.sampling import fit_pixels
+
+# Re-exported: callers sample and decode through one module.
+from agents.sampling import overview_timestamps as overview_timestamps
+from agents.sampling import timestamp_text as timestamp_text
+from agents.sampling import window_timestamps as window_timestamps
+
 log = logging.getLogger(__name__)
 
 REENCODE_HINT = "re-encode with `ffmpeg -i in.mp4 -c:v libx264 out.mp4`"
@@ -134,56 +142,6 @@ def probe(path: str | os.PathLike) -> VideoInfo:
     p = _resolve(path)
     st = p.stat()
     return _probe_cached(str(p), st.st_mtime_ns, st.st_size)
-
-
-def overview_timestamps(duration: float, n: int) -> list[float]:
-    """n timestamps at the centres of n equal segments of [0, duration].
-
-    >>> overview_timestamps(10.0, 4)
-    [1.25, 3.75, 6.25, 8.75]
-    """
-    if n < 1 or not duration > 0:
-        raise ValueError(f"need n >= 1 and duration > 0, got n={n}, duration={duration}")
-    return [(i + 0.5) * duration / n for i in range(n)]
-
-
-def window_timestamps(
-    start: float, end: float, *, fps: float = 1.0, max_frames: int = 16
-) -> list[float]:
-    """Sample [start, end) at fps; above max_frames, spread max_frames uniformly; at least one.
-
-    >>> window_timestamps(10.0, 13.0)
-    [10.0, 11.0, 12.0]
-    >>> window_timestamps(0.0, 100.0, max_frames=4)
-    [12.5, 37.5, 62.5, 87.5]
-    """
-    if not (math.isfinite(start) and math.isfinite(end)) or end < start:
-        raise ValueError(f"window must have finite start <= end, got [{start}, {end})")
-    if fps <= 0 or max_frames < 1:
-        raise ValueError(
-            f"need fps > 0 and max_frames >= 1, got fps={fps}, max_frames={max_frames}"
-        )
-    count = max(1, math.ceil((end - start) * fps - 1e-9))
-    if count <= max_frames:
-        return [round(start + k / fps, 6) for k in range(count)]
-    step = (end - start) / max_frames
-    return [round(start + (k + 0.5) * step, 6) for k in range(max_frames)]
-
-
-def fit_pixels(width: int, height: int, max_pixels: int, multiple: int = 2) -> tuple[int, int]:
-    """Aspect-preserving size with w*h <= max_pixels, never upscaled, dims a multiple of `multiple`.
-
-    >>> fit_pixels(1280, 720, 50_176)
-    (298, 168)
-    """
-    if width < 1 or height < 1 or multiple < 1 or max_pixels < multiple * multiple:
-        raise ValueError(
-            f"cannot fit {width}x{height} into {max_pixels} pixels in multiples of {multiple}"
-        )
-    scale = min(1.0, math.sqrt(max_pixels / (width * height)))
-    w = max(multiple, int(width * scale) // multiple * multiple)
-    h = max(multiple, int(height * scale) // multiple * multiple)
-    return w, h
 
 
 def _encode(bgr: np.ndarray, size: tuple[int, int], quality: int) -> bytes:
@@ -350,21 +308,51 @@ async def adecode_frames(
     return await asyncio.to_thread(decode_frames, path, timestamps, **kw)
 
 
-@lru_cache(maxsize=256)
-def _encode_cached(
-    path: str, mtime_ns: int, size: int, timestamps: tuple[float, ...], max_pixels: int
-) -> tuple[Frame, ...]:
-    return tuple(decode_frames(path, timestamps, max_pixels=max_pixels))
+FRAME_CACHE = FrameCache(max_entries=256, disk_dir=os.environ.get("PARAVT_FRAME_CACHE"))
 
 
 def encode_frames(
     path: str | os.PathLike, timestamps: tuple[float, ...], max_pixels: int
 ) -> tuple[Frame, ...]:
-    """Cached decode_frames, keyed by resolved path, mtime and size, for prompt-time rendering."""
+    """Cached decode_frames for prompt-time rendering: made once per (file, times, budget).
+
+    Keyed by resolved path, mtime and size; `FRAME_CACHE.set_disk_dir(...)` (or the
+    PARAVT_FRAME_CACHE variable) keeps the frames across processes and reruns.
+    """
     p = _resolve(path)
     st = p.stat()
-    key = tuple(float(t) for t in timestamps)
-    return _encode_cached(str(p), st.st_mtime_ns, st.st_size, key, max_pixels)
+    times = tuple(float(t) for t in timestamps)
+    key = (str(p), st.st_mtime_ns, st.st_size, times, max_pixels)
+
+    def make() -> tuple[Frame, ...]:
+        FRAME_CACHE.stats["frames_decoded"] += len(times)
+        return tuple(decode_frames(p, times, max_pixels=max_pixels))
+
+    return FRAME_CACHE.get_or_make(
+        key,
+        make,
+        dump=_dump_frames,
+        load=_load_frames,
+    )
+
+
+def _dump_frames(frames: tuple[Frame, ...]) -> list[tuple[dict, bytes]]:
+    return [
+        (
+            {
+                "timestamp": f.timestamp,
+                "requested": f.requested,
+                "width": f.width,
+                "height": f.height,
+            },
+            f.jpeg,
+        )
+        for f in frames
+    ]
+
+
+def _load_frames(entry) -> tuple[Frame, ...]:
+    return tuple(Frame(jpeg=jpeg, **meta) for meta, jpeg in entry)
 
 
 async def aencode_frames(
@@ -372,15 +360,6 @@ async def aencode_frames(
 ) -> tuple[Frame, ...]:
     """encode_frames in a worker thread, for async nodes."""
     return await asyncio.to_thread(encode_frames, path, timestamps, max_pixels)
-
-
-def timestamp_text(t: float) -> str:
-    """The absolute timestamp text placed before each frame.
-
-    >>> timestamp_text(12.46)
-    '<12.5 seconds>'
-    """
-    return f"<{t:.1f} seconds>"
 
 
 def data_url(frame: Frame) -> str:

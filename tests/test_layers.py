@@ -1,4 +1,4 @@
-"""Import direction: agents <- graphs <- {training, evals} <- app.py, and one owner per heavy import."""
+"""Import direction (agents <- graphs <- {training, evals} <- app.py) and heavy-import owners."""
 
 from __future__ import annotations
 

@@ -14,11 +14,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from serving.tiny_model import (  # noqa: E402
-    PROTOCOL_TOKENS,
-    SPECIAL_TOKENS,
-    build_tiny_model,
-)
+from serving.tiny_model import build_tiny_model  # noqa: E402
+from serving.tokenizer import PROTOCOL_TOKENS, SPECIAL_TOKENS  # noqa: E402
 
 
 def _weights_checksum(model) -> str:

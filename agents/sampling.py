@@ -1,0 +1,67 @@
+"""Frame sampling rules, shared by the graph, evals and training: which times, what size.
+
+Pure arithmetic on seconds and pixels; decoding is agents.video's job.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def overview_timestamps(duration: float, n: int) -> list[float]:
+    """n timestamps at the centres of n equal segments of [0, duration].
+
+    >>> overview_timestamps(10.0, 4)
+    [1.25, 3.75, 6.25, 8.75]
+    """
+    if n < 1 or not duration > 0:
+        raise ValueError(f"need n >= 1 and duration > 0, got n={n}, duration={duration}")
+    return [(i + 0.5) * duration / n for i in range(n)]
+
+
+def window_timestamps(
+    start: float, end: float, *, fps: float = 1.0, max_frames: int = 16
+) -> list[float]:
+    """Sample [start, end) at fps; above max_frames, spread max_frames uniformly; at least one.
+
+    >>> window_timestamps(10.0, 13.0)
+    [10.0, 11.0, 12.0]
+    >>> window_timestamps(0.0, 100.0, max_frames=4)
+    [12.5, 37.5, 62.5, 87.5]
+    """
+    if not (math.isfinite(start) and math.isfinite(end)) or end < start:
+        raise ValueError(f"window must have finite start <= end, got [{start}, {end})")
+    if fps <= 0 or max_frames < 1:
+        raise ValueError(
+            f"need fps > 0 and max_frames >= 1, got fps={fps}, max_frames={max_frames}"
+        )
+    count = max(1, math.ceil((end - start) * fps - 1e-9))
+    if count <= max_frames:
+        return [round(start + k / fps, 6) for k in range(count)]
+    step = (end - start) / max_frames
+    return [round(start + (k + 0.5) * step, 6) for k in range(max_frames)]
+
+
+def fit_pixels(width: int, height: int, max_pixels: int, multiple: int = 2) -> tuple[int, int]:
+    """Aspect-preserving size with w*h <= max_pixels, never upscaled, dims a multiple of `multiple`.
+
+    >>> fit_pixels(1280, 720, 50_176)
+    (298, 168)
+    """
+    if width < 1 or height < 1 or multiple < 1 or max_pixels < multiple * multiple:
+        raise ValueError(
+            f"cannot fit {width}x{height} into {max_pixels} pixels in multiples of {multiple}"
+        )
+    scale = min(1.0, math.sqrt(max_pixels / (width * height)))
+    w = max(multiple, int(width * scale) // multiple * multiple)
+    h = max(multiple, int(height * scale) // multiple * multiple)
+    return w, h
+
+
+def timestamp_text(t: float) -> str:
+    """The absolute timestamp text placed before each frame.
+
+    >>> timestamp_text(12.46)
+    '<12.5 seconds>'
+    """
+    return f"<{t:.1f} seconds>"
