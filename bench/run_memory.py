@@ -11,7 +11,6 @@ the process should stay far below the size of the decoded video. Target: under 6
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 import tempfile
@@ -40,26 +39,64 @@ def reply(body: dict) -> str:
     return "\n</think>\n" + blocks
 
 
+def _vm_hwm_kb(pid: int) -> int:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
 def main() -> None:
     video = ensure_input(ensure_ffmpeg())
     home = Path(tempfile.mkdtemp(prefix="paravt-mem-"))
     with ScriptedServer(reply) as server:
         start = time.perf_counter()
-        run = subprocess.run(
-            [sys.executable, str(ROOT / "app.py"), "--home", str(home), "--env-file", "",
-             "--endpoint", server.base_url, "run", "--video", str(video), "--question",
-             "What is shown?", "--overview-frames", "64", "--crop-max-frames", "16",
-             "--crop-fps", "1", "--max-parallel", "5", "--json"],
-            capture_output=True, text=True, check=False,
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "app.py"),
+                "--home",
+                str(home),
+                "--env-file",
+                "",
+                "--endpoint",
+                server.base_url,
+                "run",
+                "--video",
+                str(video),
+                "--question",
+                "What is shown?",
+                "--overview-frames",
+                "64",
+                "--crop-max-frames",
+                "16",
+                "--crop-fps",
+                "1",
+                "--max-parallel",
+                "5",
+                "--json",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
+        peak_kb = 0
+        while process.poll() is None:  # VmHWM is the child's own high-water mark
+            peak_kb = max(peak_kb, _vm_hwm_kb(process.pid))
+            time.sleep(0.05)
+        stdout, stderr = process.communicate()
         wall = time.perf_counter() - start
         sub_requests = sum(
             "describe video clips" in str(b["messages"][0]["content"]) for b in server.requests
         )
-    if run.returncode != 0:
-        raise SystemExit(f"the run failed:\n{run.stderr}")
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    result = json.loads(run.stdout)
+    if process.returncode != 0:
+        raise SystemExit(f"the run failed:\n{stderr}")
+    peak_mb = peak_kb / 1024
+    result = json.loads(stdout)
     report = {
         "video": str(video.name),
         "overview_frames": 64,
