@@ -21,6 +21,7 @@ from rich.table import Table
 from agents.llm import OpenAIChatModel
 from agents.synthetic import read_manifest
 from agents.video import VideoError
+from evals.cli import add_eval_commands
 from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.context import Context, add_context_arguments, context_from_args
@@ -98,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--port", type=int, default=2025, help="dev server port (2024 is often taken)"
     )
     studio.set_defaults(handler=cmd_studio)
+
+    add_eval_commands(commands)
 
     serve = commands.add_parser("serve", help="serve a local checkpoint (default: tiny model)")
     serve.add_argument("--checkpoint", help="a Qwen3-VL checkpoint folder")

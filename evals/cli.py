@@ -1,0 +1,217 @@
+"""`app.py eval ...`: run a task, re-score saved samples, compare two runs."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from agents.llm import OpenAIChatModel
+from evals.compare import compare_runs
+from evals.records import SampleLog, write_json_atomic
+from evals.results import score_records, summarize
+from evals.runner import EvalRefused, evaluate, results_path
+from evals.spec import EvalSpec
+from evals.tasks import TASKS, get_task
+from graphs.context import Context, add_context_arguments, context_from_args
+from graphs.settings import Settings
+
+console = Console(stderr=True)
+
+
+def add_eval_commands(commands: argparse._SubParsersAction) -> None:
+    evals = commands.add_parser("eval", help="batch evaluation over benchmarks")
+    actions = evals.add_subparsers(required=True, metavar="ACTION")
+
+    run = actions.add_parser("run", help="evaluate the graph on a task (resumes if rerun)")
+    run.add_argument("--task", required=True, choices=sorted(TASKS))
+    run.add_argument("--data-dir", type=Path, required=True, help="the benchmark's files")
+    run.add_argument("--out", type=Path, default=Path("runs"), help="results root (default runs/)")
+    run.add_argument("--limit", type=int, help="only the first N samples")
+    run.add_argument("--concurrency", type=int, default=4)
+    run.add_argument("--profile", default="official", help="scorer profile (default official)")
+    run.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="task loader option, e.g. split=test (repeat)",
+    )
+    run.add_argument("--skip-bad-records", action="store_true")
+    run.add_argument("--skip-missing-media", action="store_true")
+    add_context_arguments(run)
+    run.set_defaults(handler=cmd_eval_run)
+
+    rescore = actions.add_parser("rescore", help="recompute metrics with another scorer profile")
+    rescore.add_argument("run_dir", type=Path)
+    rescore.add_argument("--profile", required=True)
+    rescore.set_defaults(handler=cmd_eval_rescore)
+
+    compare = actions.add_parser("compare", help="paired comparison of two runs on shared items")
+    compare.add_argument("run_a", type=Path)
+    compare.add_argument("run_b", type=Path)
+    compare.add_argument("--profile", default="official")
+    compare.add_argument("--resamples", type=int, default=10_000)
+    compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    compare.set_defaults(handler=cmd_eval_compare)
+
+
+def cmd_eval_run(args: argparse.Namespace, settings: Settings) -> int:
+    task = get_task(args.task)
+    context = context_from_args(args, Context(**task.context))
+    options = dict(_parse_option(o) for o in args.option)
+    return asyncio.run(_eval_run(args, settings, task, context, options))
+
+
+async def _eval_run(args, settings: Settings, task, context: Context, options) -> int:
+    async with OpenAIChatModel(
+        settings.endpoint,
+        api_key=settings.api_key,
+        model=settings.model,
+        timeout=settings.request_timeout,
+    ) as llm:
+        model = await llm.model_name()
+        spec = EvalSpec(
+            task=task.name,
+            data_dir=str(args.data_dir.resolve()),
+            model=model,
+            context=asdict(context),
+            options=options,
+        )
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeRemainingColumn(),
+            TextColumn("score {task.fields[score]}  errors {task.fields[errors]}"),
+            console=console,
+        ) as progress:
+            bar = progress.add_task(task.name, total=None, rate="", score="-", errors=0)
+            errors = 0
+
+            def on_start(total: int, done: int) -> None:
+                progress.update(bar, total=total, completed=done)
+
+            def on_sample(record: dict[str, Any], running: float | None) -> None:
+                nonlocal errors
+                errors += record["status"] != "ok"
+                speed = progress.tasks[bar].speed
+                progress.update(
+                    bar,
+                    advance=1,
+                    errors=errors,
+                    rate=f"{speed:.2f}/s" if speed else "",
+                    score=f"{running:.3f}" if running is not None else "-",
+                )
+
+            try:
+                outcome = await evaluate(
+                    task,
+                    spec,
+                    llm=llm,
+                    out_root=args.out,
+                    profile=args.profile,
+                    limit=args.limit,
+                    concurrency=args.concurrency,
+                    skip_bad_records=args.skip_bad_records,
+                    skip_missing_media=args.skip_missing_media,
+                    on_start=on_start,
+                    on_sample=on_sample,
+                )
+            except EvalRefused as exc:
+                console.print(f"[red]not started:[/red] {exc}")
+                return 2
+    _print_results(outcome.results, results_path(outcome.folder, args.profile))
+    return 0 if outcome.results["counts"]["errors"] == 0 else 1
+
+
+def cmd_eval_rescore(args: argparse.Namespace, settings: Settings) -> int:
+    spec = EvalSpec.from_json(json.loads((args.run_dir / "spec.json").read_text()))
+    task = get_task(spec.task)
+    if args.profile not in task.profiles:
+        console.print(f"[red]error:[/red] {task.name} has profiles {', '.join(task.profiles)}")
+        return 2
+    records = score_records(task, list(SampleLog(args.run_dir)), args.profile)
+    results = summarize(task, spec, records, args.profile)
+    path = results_path(args.run_dir, args.profile)
+    write_json_atomic(path, results)
+    _print_results(results, path)
+    return 0
+
+
+def cmd_eval_compare(args: argparse.Namespace, settings: Settings) -> int:
+    report = compare_runs(args.run_a, args.run_b, profile=args.profile, n_resamples=args.resamples)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    table = Table(
+        "metric",
+        "A",
+        "B",
+        "B - A",
+        "95% CI",
+        "P(B>A)",
+        title=f"{report['task']}: {report['n_items']} shared items, "
+        f"{report['n_clusters']} clusters",
+    )
+    boot = report["bootstrap"]
+    table.add_row(
+        report["metric"],
+        f"{boot['score_a']:.4f}",
+        f"{boot['score_b']:.4f}",
+        f"{boot['delta']:+.4f}",
+        f"[{boot['ci_low']:+.4f}, {boot['ci_high']:+.4f}]",
+        f"{boot['p_b_better']:.3f}",
+    )
+    Console().print(table)
+    mc = report["mcnemar"]
+    Console().print(
+        f"McNemar exact: A right/B wrong {mc['b10']}, A wrong/B right {mc['b01']}, "
+        f"p = {mc['p_value']:.4g}"
+    )
+    if report["categories"]:
+        cats = Table("category", "value", "n", "A", "B", "B - A", title="per category")
+        for row in report["categories"]:
+            cats.add_row(
+                row["field"],
+                row["value"],
+                str(row["n"]),
+                f"{row['a']:.4f}",
+                f"{row['b']:.4f}",
+                f"{row['b'] - row['a']:+.4f}",
+            )
+        Console().print(cats)
+    return 0
+
+
+def _print_results(results: dict[str, Any], path: Path) -> None:
+    table = Table("metric", "value", title=f"{results['task']} ({results['profile']})")
+    for name, value in results["metrics"].items():
+        table.add_row(name, f"{value:.4f}" if isinstance(value, float) else str(value))
+    for name, stats in results["per_item"].items():
+        table.add_row(
+            f"{name} (per item)",
+            f"{stats['mean']:.4f} ± {1.96 * stats['clustered_se']:.4f} (clustered)",
+        )
+    counts = results["counts"]
+    table.add_row("scored / errors", f"{counts['scored']} / {counts['errors']}")
+    Console().print(table)
+    console.print(f"results: {path}")
+
+
+def _parse_option(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise SystemExit(f"error: --option {text!r} is not KEY=VALUE")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value

@@ -1,0 +1,208 @@
+"""Run a task through the graph with bounded concurrency, resumably, one JSONL line per sample."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agents import video
+from agents.completion import ChatModel
+from agents.scoring.extract import extract_answer
+from agents.video import VideoError
+from evals.costs import sample_cost
+from evals.records import SampleLog, sample_to_json, write_json_atomic
+from evals.results import summarize
+from evals.sample import Sample
+from evals.spec import EvalSpec
+from evals.tasks.base import LoadResult, Task
+from graphs.board import Board
+from graphs.builder import compile_graph
+from graphs.context import Context
+from graphs.run import run_question
+
+log = logging.getLogger(__name__)
+
+# (finished sample record, running primary score or None)
+ProgressCallback = Callable[[dict[str, Any], float | None], None]
+
+
+class EvalRefused(RuntimeError):
+    """The data is not fit to start: the message lists what is missing or malformed."""
+
+
+@dataclass(frozen=True)
+class EvalOutcome:
+    folder: Path
+    results: dict[str, Any]
+    ran: int  # samples run this time
+    already_done: int  # samples skipped because an earlier run finished them
+
+
+def results_path(folder: Path, profile: str) -> Path:
+    return folder / f"results_{profile}.json"
+
+
+def check_loaded(loaded: LoadResult, *, skip_bad_records: bool, skip_missing_media: bool) -> None:
+    """Refuse to start on malformed records or missing media unless told to skip them."""
+    problems = []
+    if loaded.errors and not skip_bad_records:
+        first = "\n  ".join(str(e) for e in loaded.errors[:5])
+        problems.append(
+            f"{len(loaded.errors)} malformed records, for example:\n  {first}\n"
+            "Fix them, or pass --skip-bad-records to run without them."
+        )
+    if loaded.missing_media and not skip_missing_media:
+        first = "\n  ".join(loaded.missing_media[:5])
+        problems.append(
+            f"{len(loaded.missing_media)} media files are missing, for example:\n"
+            f"  {first}\nDownload them, or pass --skip-missing-media."
+        )
+    if problems:
+        raise EvalRefused("\n".join(problems))
+
+
+async def evaluate(
+    task: Task,
+    spec: EvalSpec,
+    *,
+    llm: ChatModel,
+    out_root: str | Path,
+    profile: str = "official",
+    limit: int | None = None,
+    concurrency: int = 4,
+    skip_bad_records: bool = False,
+    skip_missing_media: bool = False,
+    on_sample: ProgressCallback | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+) -> EvalOutcome:
+    """Evaluate `task` under `spec`; rerunning the same spec resumes where it stopped.
+
+    A sample whose endpoint failed (or whose video could not be read) is logged as an error,
+    counted and listed in the results, and retried by the next run; it is never scored.
+    """
+    if profile not in task.profiles:
+        raise ValueError(
+            f"task {task.name} has no scorer profile {profile!r}; "
+            f"choose one of {', '.join(task.profiles)}"
+        )
+    loaded = await asyncio.to_thread(task.load, Path(spec.data_dir), **spec.options)
+    check_loaded(loaded, skip_bad_records=skip_bad_records, skip_missing_media=skip_missing_media)
+    missing = set(loaded.missing_media)
+    samples = [s for s in loaded.samples if s.media not in missing][:limit]
+    folder = spec.folder(out_root)
+    write_json_atomic(folder / "spec.json", spec.to_json())
+    sample_log = SampleLog(folder)
+    done = {sid for sid, r in sample_log.read().items() if r["status"] == "ok"}
+    todo = [(i, s) for i, s in enumerate(samples) if s.id not in done]
+    if on_start:
+        on_start(len(samples), len(samples) - len(todo))
+
+    if video.FRAME_CACHE.disk_dir is None:  # decoded frames outlive the run: reruns reuse them
+        video.FRAME_CACHE.set_disk_dir(Path(out_root) / ".frame_cache")
+    context = Context(**spec.context)
+    board = Board(folder / "board.sqlite")
+    graph = compile_graph(llm, board, checkpointer=InMemorySaver())
+    gate = asyncio.Semaphore(concurrency)
+    scores: list[float] = []
+
+    async def run_one(doc_id: int, sample: Sample) -> None:
+        async with gate:
+            record = await _run_sample(graph, board, task, sample, doc_id, context, profile)
+        await asyncio.to_thread(sample_log.append, record)
+        if record["status"] == "ok":
+            scores.append(record["metrics"].get("score", 0.0))
+        if on_sample:
+            on_sample(record, sum(scores) / len(scores) if scores else None)
+
+    tasks = [asyncio.create_task(run_one(i, s)) for i, s in todo]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for pending in tasks:  # a crash stops the whole run; the next run resumes it
+            pending.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    finally:
+        board.close()
+    latest = sample_log.read()
+    records = [latest[s.id] for s in samples if s.id in latest]
+    results = summarize(
+        task,
+        spec,
+        records,
+        profile,
+        skipped_records=[str(e) for e in loaded.errors],
+        missing_media=sorted(missing),
+    )
+    results["load_notes"] = loaded.notes
+    write_json_atomic(results_path(folder, profile), results)
+    return EvalOutcome(folder, results, ran=len(todo), already_done=len(samples) - len(todo))
+
+
+async def _run_sample(
+    graph, board, task: Task, sample: Sample, doc_id: int, context: Context, profile: str
+) -> dict[str, Any]:
+    run_id = uuid.uuid4().hex[:12]
+    record: dict[str, Any] = {
+        "doc_id": doc_id,
+        "sample_id": sample.id,
+        "target": sample.target,
+        "trace_id": run_id,
+        "profile": profile,
+        "sample": sample_to_json(sample),
+    }
+    start = time.perf_counter()
+    try:
+        result = await run_question(
+            graph,
+            board,
+            video_path=sample.media,
+            question=sample.question,
+            options=sample.options,
+            kind=sample.kind,
+            prompt=sample.prompt,
+            context=context,
+            run_id=run_id,
+        )
+    except VideoError as exc:
+        log.warning("sample %s: %s", sample.id, exc)
+        return {
+            **record,
+            "status": "error",
+            "error": f"media: {exc}",
+            "resps": [],
+            "filtered_resps": [],
+            "metrics": {},
+        }
+    wall = time.perf_counter() - start
+    if result.status == "failed":
+        return {
+            **record,
+            "status": "error",
+            "error": f"endpoint: {result.error}",
+            "resps": [],
+            "filtered_resps": [],
+            "metrics": {},
+            "cost": sample_cost(result.trace, wall) if result.trace else None,
+        }
+    response = result.final_text or ""
+    return {
+        **record,
+        "status": "ok",
+        "error": None,
+        "resps": [response],
+        "filtered_resps": [extract_answer(response)],
+        "metrics": task.score(response, sample, profile),
+        "run_status": result.status,
+        "overview_timestamps": result.trace["overview"]["timestamps"],
+        "cost": sample_cost(result.trace, wall),
+        "context": asdict(context),
+    }

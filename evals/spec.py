@@ -1,0 +1,43 @@
+"""The frozen identity of an evaluation run; its hash names the output folder."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.protocol import PARSER_VERSION
+
+SPEC_VERSION = 1
+
+
+@dataclass(frozen=True)
+class EvalSpec:
+    """What determines the model's outputs. Limit, concurrency and the scorer profile do not:
+    a larger limit extends a run, and `rescore` applies another profile to the same samples.
+    """
+
+    task: str
+    data_dir: str
+    model: str
+    context: dict[str, Any]  # graph Context fields (frames, pixel budgets, dispatch, ...)
+    options: dict[str, Any] = field(default_factory=dict)  # task loader options
+    parser_version: str = PARSER_VERSION
+    spec_version: int = SPEC_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def hash(self) -> str:
+        canonical = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+    def folder(self, out_root: str | Path) -> Path:
+        return Path(out_root) / f"{self.task}-{self.hash}"
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EvalSpec:
+        return cls(**data)

@@ -1,0 +1,273 @@
+"""The evaluation runner: scoring, resume with exact accounting, errors, rescore, compare."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evals.compare import compare_runs
+from evals.records import SampleLog
+from evals.results import score_records, summarize
+from evals.runner import EvalRefused, evaluate
+from evals.sample import RecordError, Sample
+from evals.spec import EvalSpec
+from evals.tasks import get_task
+from evals.tasks.base import LoadResult, Task
+from serving.launch import free_port
+from serving.scripted import ScriptedServer
+from tests.fakes import ScriptedModel
+
+ROOT = Path(__file__).resolve().parents[1]
+NEEDLE = get_task("needle")
+SMALL = {"n_videos": 3, "min_duration": 20.0, "max_duration": 30.0}
+CONTEXT = {
+    "overview_frames": 4,
+    "overview_max_pixels": 4096,
+    "crop_max_frames": 4,
+    "crop_max_pixels": 4096,
+    "max_turns": 1,
+}
+
+
+@pytest.fixture(scope="module")
+def needle_dir(tmp_path_factory) -> Path:
+    data = tmp_path_factory.mktemp("needle-data")
+    NEEDLE.load(data, **SMALL)  # generate the videos once for the module
+    return data
+
+
+def spec_for(data: Path, **context) -> EvalSpec:
+    return EvalSpec(
+        task="needle",
+        data_dir=str(data),
+        model="scripted",
+        context={**CONTEXT, **context},
+        options=SMALL,
+    )
+
+
+def oracle(data: Path) -> dict[str, str]:
+    """question -> a correct final turn, from the benchmark's ground truth."""
+    answers = {}
+    for s in NEEDLE.load(data, **SMALL).samples:
+        if s.kind == "grounding":
+            t = s.extra["target"]
+            reply = f"The event happens in the {t['start']} - {t['end']} seconds"
+        else:
+            reply = s.target
+        answers[s.question] = f"<think>I know this.</think><answer>{reply}</answer>"
+    return answers
+
+
+class Crash(RuntimeError):
+    """Stands for the process dying mid-run."""
+
+
+def all_text(messages) -> str:
+    return "\n".join(
+        part.get("text", "")
+        for m in messages
+        for part in (m["content"] if isinstance(m["content"], list) else [{"text": m["content"]}])
+    )
+
+
+class OracleModel(ScriptedModel):
+    """Answers every question right, except those listed in `wrong`."""
+
+    def __init__(self, answers: dict[str, str], wrong: set[str] = frozenset(), fail_after=None):
+        super().__init__()
+        self.answers, self.wrong, self.fail_after = answers, wrong, fail_after
+
+    async def complete(self, messages, params, *, prefill=None):
+        question = next(q for q in self.answers if q in all_text(messages))
+        if self.fail_after is not None and len(self.requests) >= self.fail_after:
+            raise Crash("killed")
+        self.main = [
+            "<think>no idea</think><answer>Z</answer>"
+            if question in self.wrong
+            else self.answers[question]
+        ]
+        self._main_turns = 0
+        return await super().complete(messages, params, prefill=prefill)
+
+
+async def test_a_run_scores_every_sample_and_writes_results(needle_dir, tmp_path):
+    spec = spec_for(needle_dir)
+    outcome = await evaluate(
+        NEEDLE, spec, llm=OracleModel(oracle(needle_dir)), out_root=tmp_path, concurrency=3
+    )
+    results = outcome.results
+    assert outcome.folder.name == f"needle-{spec.hash}" and outcome.ran == 9
+    assert results["counts"] == {
+        "samples": 9,
+        "scored": 9,
+        "errors": 0,
+        "skipped_records": 0,
+        "skipped_missing_media": 0,
+    }
+    assert results["metrics"]["mc_accuracy"] == 1.0 and results["metrics"]["open_em"] == 1.0
+    assert results["metrics"]["grounding_miou"] == pytest.approx(1.0)
+    assert results["per_item"]["score"]["clusters"] == 3
+    assert set(results["by_category"]["kind"]) == {"multiple_choice", "grounding", "open_ended"}
+    assert results["costs"]["samples"] == 9 and results["costs"]["tool_use_rate_kappa"] == 0.0
+    assert results["versions"]["langgraph"] and results["spec_hash"] == spec.hash
+    saved = json.loads((outcome.folder / "results_official.json").read_text())
+    assert saved["metrics"] == results["metrics"]
+    line = next(iter(SampleLog(outcome.folder)))
+    assert {"doc_id", "target", "resps", "filtered_resps", "metrics", "trace_id", "cost"} <= set(
+        line
+    )
+
+
+async def test_a_crashed_run_resumes_with_no_sample_lost_or_repeated(needle_dir, tmp_path):
+    spec = spec_for(needle_dir)
+    crashing = OracleModel(oracle(needle_dir), fail_after=4)
+    with pytest.raises(Crash):
+        await evaluate(NEEDLE, spec, llm=crashing, out_root=tmp_path, concurrency=1)
+    folder = spec.folder(tmp_path)
+    first = SampleLog(folder).read()
+    assert len(first) == 4
+    outcome = await evaluate(
+        NEEDLE, spec, llm=OracleModel(oracle(needle_dir)), out_root=tmp_path, concurrency=2
+    )
+    assert (outcome.already_done, outcome.ran) == (4, 5)
+    lines = [json.loads(x) for x in (folder / "samples.jsonl").read_text().splitlines()]
+    ids = [x["sample_id"] for x in lines]
+    assert len(ids) == len(set(ids)) == 9
+
+
+async def test_an_unreachable_endpoint_gives_errors_that_the_next_run_retries(needle_dir, tmp_path):
+    from agents.llm import OpenAIChatModel
+
+    spec = spec_for(needle_dir)
+    async with OpenAIChatModel(
+        f"http://127.0.0.1:{free_port()}/v1", model="scripted", max_retries=0
+    ) as dead:
+        outcome = await evaluate(NEEDLE, spec, llm=dead, out_root=tmp_path)
+    counts = outcome.results["counts"]
+    assert (counts["scored"], counts["errors"]) == (0, 9)
+    assert outcome.results["metrics"] == {}, "errors must not be scored as wrong answers"
+    assert all("endpoint" in e["error"] for e in outcome.results["errors"])
+    again = await evaluate(NEEDLE, spec, llm=OracleModel(oracle(needle_dir)), out_root=tmp_path)
+    assert again.ran == 9 and again.results["counts"]["errors"] == 0
+    assert again.results["metrics"]["mc_accuracy"] == 1.0
+
+
+async def test_rescore_reproduces_the_metrics_and_compare_pairs_runs(needle_dir, tmp_path):
+    answers = oracle(needle_dir)
+    mc = [
+        s.question for s in NEEDLE.load(needle_dir, **SMALL).samples if s.kind == "multiple_choice"
+    ]
+    a = await evaluate(
+        NEEDLE, spec_for(needle_dir), llm=OracleModel(answers, wrong=set(mc)), out_root=tmp_path
+    )
+    b = await evaluate(
+        NEEDLE, spec_for(needle_dir, max_turns=2), llm=OracleModel(answers), out_root=tmp_path
+    )
+    records = score_records(NEEDLE, list(SampleLog(a.folder)), "official")
+    again = summarize(NEEDLE, spec_for(needle_dir), records, "official")
+    assert again["metrics"] == a.results["metrics"]
+    assert again["per_item"] == a.results["per_item"]
+    report = compare_runs(a.folder, b.folder, n_resamples=500)
+    assert report["n_items"] == 9 and report["mcnemar"]["b01"] == 3
+    assert report["bootstrap"]["delta"] > 0
+    mc_row = next(r for r in report["categories"] if r["value"] == "multiple_choice")
+    assert (mc_row["a"], mc_row["b"]) == (0.0, 1.0)
+
+
+def broken_task(tmp_path: Path) -> Task:
+    good = Sample(
+        id="1",
+        media=str(tmp_path / "v.mp4"),
+        question="q",
+        prompt="q",
+        kind="open_ended",
+        target="x",
+    )
+
+    def load(data_dir, **_):
+        return LoadResult(
+            samples=[good],
+            errors=[RecordError("a.json", "7", "no answer")],
+            missing_media=[str(tmp_path / "gone.mp4")],
+        )
+
+    return Task(
+        name="needle",
+        load=load,
+        score=NEEDLE.score,
+        aggregate=NEEDLE.aggregate,
+        profiles=("official",),
+    )
+
+
+async def test_missing_media_and_bad_records_refuse_to_start(tmp_path):
+    spec = spec_for(tmp_path)
+    with pytest.raises(EvalRefused) as refused:
+        await evaluate(broken_task(tmp_path), spec, llm=ScriptedModel(), out_root=tmp_path)
+    message = str(refused.value)
+    assert "1 malformed records" in message and "a.json: record '7': no answer" in message
+    assert "1 media files are missing" in message and "gone.mp4" in message
+    assert not spec.folder(tmp_path).exists()
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_kill_9_mid_run_then_rerun_accounts_for_every_sample(needle_dir, tmp_path):
+    answers = oracle(needle_dir)
+
+    def reply(body):
+        text = all_text(body["messages"])
+        return next(a for q, a in answers.items() if q in text)[len("<think>") :]
+
+    with ScriptedServer(reply, latency_s=0.4) as server:
+        command = [
+            sys.executable,
+            str(ROOT / "app.py"),
+            "--env-file",
+            "",
+            "--endpoint",
+            server.base_url,
+            "eval",
+            "run",
+            "--task",
+            "needle",
+            "--data-dir",
+            str(needle_dir),
+            "--out",
+            str(tmp_path),
+            "--concurrency",
+            "1",
+            *[f"--option={k}={v}" for k, v in SMALL.items()],
+            "--overview-frames",
+            "4",
+            "--max-turns",
+            "1",
+        ]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        log = None
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            logs = list(tmp_path.glob("needle-*/samples.jsonl"))
+            if logs and len(logs[0].read_text().splitlines()) >= 3:
+                log = logs[0]
+                break
+            time.sleep(0.1)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        assert log is not None, "the run never logged a sample"
+        killed_at = len(SampleLog(log.parent).read())
+        assert 3 <= killed_at < 9
+        rerun = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    ids = [json.loads(x)["sample_id"] for x in log.read_text().splitlines() if x.strip()]
+    assert sorted(set(ids)) == sorted(ids) and len(ids) == 9
+    results = json.loads((log.parent / "results_official.json").read_text())
+    assert results["counts"]["scored"] == 9 and results["metrics"]["mc_accuracy"] == 1.0
