@@ -2,9 +2,9 @@
 
 Each run: prepare -> main agent (2 crop_video calls) -> 2 sub-agents -> collect -> main
 agent (answer) -> finish, with the real AsyncSqliteSaver and board files on disk and real
-HTTP to `serving.scripted`. Frames are decoded once (warm cache), as in a long session, so
-what is left is graph, checkpoint, board, prompt building and HTTP. Target: median under
-20 ms per main-agent turn.
+HTTP to `serving.scripted` in its own process (its JSON parsing is not counted). Frames
+are decoded once (warm cache), as in a long session, so what is left is graph, checkpoint,
+board, prompt building and HTTP. Target: median under 20 ms per main-agent turn.
 
     python bench/graph_overhead.py [--runs 40]   # writes bench/graph_overhead.json
 """
@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +32,7 @@ from graphs.board import Board  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
 from graphs.context import Context  # noqa: E402
 from graphs.run import run_question  # noqa: E402
-from serving.scripted import ScriptedServer  # noqa: E402
+from serving.launch import endpoint_ready, free_port  # noqa: E402
 
 CALLS = (
     '\n</think>\n<tool_call>\n{"name": "crop_video", "arguments": {"start_time": 10, '
@@ -53,9 +54,26 @@ async def bench(runs: int, overview_frames: int) -> dict:
     video = make_video(work / "v.mp4", seed=1, duration=60.0)
     context = Context(overview_frames=overview_frames)
     per_turn_ms = []
-    with ScriptedServer(reply) as server:
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "serving.scripted",
+            "--port",
+            str(port),
+            "--responder",
+            "bench.graph_overhead:reply",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+    )
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        while not endpoint_ready(base_url):
+            time.sleep(0.1)
         async with (
-            OpenAIChatModel(server.base_url) as llm,
+            OpenAIChatModel(base_url) as llm,
             AsyncSqliteSaver.from_conn_string(str(work / "checkpoints.sqlite")) as saver,
         ):
             board = Board(work / "board.sqlite")
@@ -70,6 +88,9 @@ async def bench(runs: int, overview_frames: int) -> dict:
                 main_turns = sum(1 for c in result.trace["model_calls"] if c["agent"] == "main")
                 if i >= 3:  # the first runs decode frames and warm caches
                     per_turn_ms.append(1000 * elapsed / main_turns)
+    finally:
+        server.terminate()
+        server.wait()
     return {
         "overview_frames": overview_frames,
         "runs": runs,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import http
+import importlib
 import itertools
 import json
 import logging
@@ -356,10 +357,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=30001, help="port (0 picks a free one)")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds slept per request")
     parser.add_argument("--reply", default="<answer>A</answer>", help="completion text")
+    parser.add_argument(
+        "--responder",
+        metavar="MODULE:FUNCTION",
+        help="a function of the request body returning the reply (overrides --reply)",
+    )
     parser.add_argument("--model", default="scripted", help="model id served at /v1/models")
     args = parser.parse_args(argv)
+    script: Responder | str = args.reply
+    if args.responder:
+        module, _, name = args.responder.partition(":")
+        script = getattr(importlib.import_module(module), name)
     server = ScriptedServer(
-        args.reply, latency_s=args.latency, model=args.model, host=args.host, port=args.port
+        script, latency_s=args.latency, model=args.model, host=args.host, port=args.port
     )
     server.start()
     print(f"scripted server at {server.base_url} (latency {args.latency}s)", flush=True)
