@@ -21,8 +21,9 @@ def _value(name: str) -> str:
     return rf"(?<![\w.:])(?P<{name}>{_TIME})"
 
 
-_UNIT = r"(?:\s*(?:seconds?|secs?|s)(?![A-Za-z]))?\s*[>\])]?"
-_SEP = r"\s*(?:--?|[–—~,]|\b(?:to|until|till|through|and)\b)\s*[<\[(]?\s*"
+# Possessive quantifiers (*+, ?+) keep the pattern linear on long runs of spaces.
+_UNIT = r"(?:\s*+(?:seconds?|secs?|s)(?![A-Za-z]))?+\s*+[>\])]?+"
+_SEP = r"\s*+(?:--?|[–—~,]|\b(?:to|until|till|through|and)\b)\s*+[<\[(]?+\s*+"
 _PAIR_RE = re.compile(_value("start") + _UNIT + _SEP + _value("end"))
 _START_RE = re.compile(r"\b(?:start|begin)\w*\b\D{0,20}?" + _value("t"), re.IGNORECASE)
 _END_RE = re.compile(r"\b(?:end|finish|stop)\w*\b\D{0,20}?" + _value("t"), re.IGNORECASE)

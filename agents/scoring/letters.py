@@ -3,13 +3,16 @@
 Profiles (:data:`PROFILES`), each ``(response, letters) -> letter or ""``:
 
 - ``official``: VideoMME's official ``extract_characters_regex`` (the ``eval_your_results.py``
-  that the Video-MME README links, github.com/thanku-all/parse_answer), quirks included.
+  that the Video-MME README links, github.com/thanku-all/parse_answer, June 2024), quirks
+  included; the Video-MME repository's own earlier copy had only the first six prefixes.
   Also the rule for LongVideoBench over ``letters="ABCDE"``.
 - ``lmms_eval``: lmms-eval's VideoMME ``extract_characters_regex`` as it stood until its
   April 2026 rewrite (``lmms_eval/tasks/videomme/utils.py``): the same rule with a shorter
   prefix list (no ``"Answer:"``, ``"Option:"``, ``"The correct answer"``,
   ``"The correct option"``) and the same two glued strings. It differs from ``official``
   on replies such as ``"Answer: C"``, which it reads as ``"A"`` (the A of "Answer").
+  lmms-eval since then (and the copy vendored in the ParaVT release) ranks candidates in
+  ``_task_utils/mcq_extract.py``; that rule is not reproduced here.
 - ``mlvu_official``: MLVU's ``check_ans`` (``evaluation/multiple_choice_evaluation``).
 - ``robust``: this project's own rule, the default for RL rewards.
 
@@ -49,7 +52,9 @@ def _videomme_rule(response: str, letters: str, prefixes: tuple[str, ...]) -> st
     for prefix in prefixes:
         text = text.replace(prefix, "")
     found = re.search(f"[{re.escape(letters)}]", text)
-    if len(text.split()) > 10 and not found:  # upstream's long-reply guard (a no-op: see below)
+    if (
+        len(text.split()) > 10 and not found
+    ):  # upstream guard; a no-op, as no letter gives "" anyway
         return ""
     return found[0] if found else ""
 
@@ -106,26 +111,34 @@ def mlvu_official(response: str, letters: str = "ABCD") -> str:
 
 _ANY_TAG_RE = re.compile(r"</?(?:think|answer|tool_call|tool_response)>")
 _AFTER = r"(?![A-Za-z0-9_])(?!'[A-Za-z])"  # the letter is a whole token ("I'm" is not I)
-_OPEN_WRAP = r"[(\[{*_\"'`]*\s*"
+_OPEN_WRAP = r"[(\[{*_\"'`]*+\s*+"
 _WHOLE_RE = re.compile(r"[\W_]*([A-Za-z])[\W_]*")
+# Possessive quantifiers (*+, ++, ?+) keep every pattern linear on long runs of spaces.
 _STRONG_RE = re.compile(
-    r"\b(?:(?:final\s+)?answers?|choose|chose|chosen|select(?:ed)?|pick(?:ed)?"
-    r"|(?:options?|choices?)(?=\s*(?:is|was|:|=)))\b"
-    r"(?:\s+(?:is|was|would\s+be|should\s+be|must\s+be|will\s+be))?\s*[:=\-]?\s*"
-    r"(?:(?:option|choice|letter)\s*)?" + _OPEN_WRAP + r"(?P<letter>[A-Za-z])" + _AFTER,
+    r"\b(?:(?:final\s++)?answers?|choose|chose|chosen|select(?:ed)?|pick(?:ed)?"
+    r"|(?:options?|choices?)(?=\s*+(?:is|was|:|=)))\b"
+    r"(?:\s++(?:is|was|would\s++be|should\s++be|must\s++be|will\s++be)\b)?+"
+    r"\s*+[:=\-]?+\s*+(?:(?:option|choice|letter)\b\s*+)?+"
+    + _OPEN_WRAP
+    + r"(?P<letter>[A-Za-z])"
+    + _AFTER,
     re.IGNORECASE,
 )
 _WEAK_RE = re.compile(
-    r"\b(?:options?|choices?)\s*" + _OPEN_WRAP + r"(?P<letter>[A-Za-z])" + _AFTER,
+    r"\b(?:options?|choices?)\s*+" + _OPEN_WRAP + r"(?P<letter>[A-Za-z])" + _AFTER,
     re.IGNORECASE,
 )
 _START_RE = re.compile(
-    r"\A[\s(\[{*_\"'`]*(?P<letter>[A-Za-z])[*_\"'`]*"
-    r"(?:[)\]}.:,;](?![A-Za-z0-9])|[ \t]*(?:\n|\Z)|[ \t]+[-–—][ \t])"
+    r"\A[\s(\[{*_\"'`]*+(?P<letter>[A-Za-z])[*_\"'`]*+"
+    r"(?:[)\]}.:,;](?![A-Za-z0-9])|[ \t]*+(?:\n|\Z)|[ \t]++[-–—][ \t])"
 )
 _BARE_RE = re.compile(r"(?<![A-Za-z0-9_])(?P<letter>[A-Z])" + _AFTER)
 _WORD_LETTERS = frozenset("AI")  # letters that are also English words: "A man", "I think"
-_FOLLOWED_BY_WORD = re.compile(r"[ \t]+[A-Za-z0-9]")
+# Words that never follow the article "A": "A is correct", "A or B" keep the letter reading.
+_FOLLOWED_BY_WORD = re.compile(
+    r"[ \t]++(?!(?:and|or|nor|is|was|seems?|fits|matches|because|since|but|vs)\b)[A-Za-z0-9]",
+    re.IGNORECASE,
+)
 
 
 def _wordlike(text: str, match: re.Match[str]) -> bool:
@@ -165,7 +178,8 @@ def robust_letter(response: str, letters: str = "ABCD") -> str:
     A lowercase letter counts only in steps 1-4 (never a bare "a" in a sentence), and in
     steps 2 and 4 not when it is "a"/"i" before a word ("the answer is a man"). A or I
     followed by a word is the article or the pronoun, never the letter, outside a cue:
-    "A man walks" gives "". Empty text gives "".
+    "A man walks" gives "" (but "A is correct", "A or B": a word that cannot follow the
+    article keeps the letter reading). Empty text gives "".
 
     >>> robust_letter("The answer is (B).")
     'B'
