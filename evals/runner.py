@@ -161,6 +161,11 @@ async def _run_sample(
     }
     start = time.perf_counter()
     try:
+        prompt = sample.prompt
+        if task.render_prompt is not None:
+            info = await asyncio.to_thread(video.probe, sample.media)
+            times = video.overview_timestamps(info.duration, context.overview_frames)
+            prompt = task.render_prompt(sample, times)
         result = await run_question(
             graph,
             board,
@@ -168,7 +173,7 @@ async def _run_sample(
             question=sample.question,
             options=sample.options,
             kind=sample.kind,
-            prompt=sample.prompt,
+            prompt=prompt,
             context=context,
             run_id=run_id,
         )

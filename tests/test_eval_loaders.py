@@ -181,8 +181,7 @@ def test_videomme_subtitles_follow_the_sampled_frames(videomme_dir, clip):
     assert "below:\nNo subtitles available\nSelect" in videomme.prompt_with_subtitles(third, [1.0])
     plain = videomme.load(videomme_dir)
     assert "subtitles" not in plain.samples[0].extra
-    with pytest.raises(ValueError, match="subtitles=True"):
-        videomme.prompt_with_subtitles(plain.samples[0], [1.0])
+    assert videomme.prompt_with_subtitles(plain.samples[0], [1.0]) == plain.samples[0].prompt
 
 
 def test_parquet_without_pyarrow_says_how_to_install(videomme_dir, monkeypatch):

@@ -271,3 +271,25 @@ def test_kill_9_mid_run_then_rerun_accounts_for_every_sample(needle_dir, tmp_pat
     assert sorted(set(ids)) == sorted(ids) and len(ids) == 9
     results = json.loads((log.parent / "results_official.json").read_text())
     assert results["counts"]["scored"] == 9 and results["metrics"]["mc_accuracy"] == 1.0
+
+
+async def test_a_task_can_render_its_prompt_for_the_sampled_frame_times(needle_dir, tmp_path):
+    base = NEEDLE.load(needle_dir, **SMALL).samples[:1]
+
+    def render(sample, times):
+        return f"Subtitles at {', '.join(f'{t:.1f}' for t in times)}\n{sample.prompt}"
+
+    task = Task(
+        name="needle",
+        load=lambda d, **_: LoadResult(samples=base),
+        score=NEEDLE.score,
+        aggregate=NEEDLE.aggregate,
+        primary="mean_score",
+        profiles=("official",),
+        render_prompt=render,
+    )
+    model = ScriptedModel()
+    await evaluate(task, spec_for(needle_dir), llm=model, out_root=tmp_path)
+    duration = base[0].extra["duration"]
+    expected = ", ".join(f"{(i + 0.5) * duration / 4:.1f}" for i in range(4))
+    assert f"Subtitles at {expected}" in all_text(model.main_requests[0].messages)

@@ -37,4 +37,7 @@ class Task:
     profiles: tuple[str, ...] = ("official", "lmms_eval")
     category_fields: tuple[str, ...] = ()  # Sample.categories keys to break results down by
     context: dict[str, Any] = field(default_factory=dict)  # graph Context defaults for the task
+    # The prompt for the overview frame times actually sampled (e.g. subtitles at those
+    # times), for samples whose `extra` asks for it; None keeps `Sample.prompt`.
+    render_prompt: Callable[[Sample, list[float]], str] | None = None
     description: str = ""

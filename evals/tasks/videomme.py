@@ -122,9 +122,10 @@ def record_to_sample(
 def prompt_with_subtitles(
     sample: Sample, frame_times: list[float], *, fps: float | None = None
 ) -> str:
-    """The subtitled prompt for the frames the runner sampled (lmms-eval cue selection)."""
+    """The subtitled prompt for the frames the runner sampled (lmms-eval cue selection);
+    the plain prompt for a sample loaded without subtitles."""
     if "subtitles" not in sample.extra:
-        raise ValueError(f"{sample.id}: loaded without subtitles; use load(..., subtitles=True)")
+        return sample.prompt
     block = subtitles_for_frames(sample.extra["subtitles"], frame_times, fps=fps)
     return build_prompt(sample.question, sample.options, subtitles=block)
 
@@ -235,6 +236,7 @@ TASK = Task(
     profiles=("official", "lmms_eval"),
     category_fields=("duration", "domain", "sub_category", "task_type"),
     context={"overview_frames": 64},
+    render_prompt=prompt_with_subtitles,
     description=(
         "Video-MME (lmms-lab/Video-MME, test): 4-option multiple choice; official accuracy "
         "counts only answered items, lmms_eval counts every item."
