@@ -34,7 +34,7 @@ DEGENERATE = "<|im_start|>" * 5 + "B"
 
 def test_doctests_pass():
     result = doctest.testmod(rewards)
-    assert result.attempted >= 15 and result.failed == 0
+    assert result.attempted >= 12 and result.failed == 0  # accuracy's examples moved to agents
 
 
 # (name, turns, paper format score); turns include their prefilled Think Prefix.

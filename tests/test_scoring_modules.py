@@ -17,6 +17,7 @@ MODULES = [
     "agents.scoring.letters",
     "agents.scoring.intervals",
     "agents.scoring.text",
+    "agents.scoring.accuracy",
 ]
 
 

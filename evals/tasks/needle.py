@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from agents.scoring.accuracy import accuracy_reward
 from agents.scoring.extract import extract_answer
-from agents.scoring.intervals import iou, parse_interval
 from agents.scoring.letters import extract_letter
-from agents.scoring.text import exact_match, token_f1
 from agents.synthetic import SyntheticVideo, make_questions, make_video, read_manifest
 from agents.synthetic import write_manifest as write_video_manifest
 from evals.sample import Sample
@@ -79,15 +78,20 @@ def _to_sample(video: SyntheticVideo, item, folder: Path) -> Sample:
 
 
 def score(response: str, sample: Sample, profile: str = "official") -> dict[str, float]:
-    answer = extract_answer(response)
+    """The same `accuracy_reward` that PARA-GRPO trains on, per question kind."""
+    letters = "ABCDEFGH"[: len(sample.options)]
     if sample.kind == "multiple_choice":
-        letter = extract_letter(answer, "robust", letters="ABCDEFGH"[: len(sample.options)])
-        correct = float(letter == sample.target)
-        return {"score": correct, "correct": correct, "extracted": float(bool(letter))}
+        correct = (
+            accuracy_reward(response, kind="multiple_choice", target=sample.target, letters=letters)
+            or 0.0
+        )
+        found = extract_letter(extract_answer(response), "robust", letters=letters)
+        return {"score": correct, "correct": correct, "extracted": float(bool(found))}
     if sample.kind == "grounding":
         gold = sample.extra["target"]
-        found = parse_interval(answer)
-        overlap = iou(found, (gold["start"], gold["end"])) if found else 0.0
+        overlap = (
+            accuracy_reward(response, kind="grounding", target=(gold["start"], gold["end"])) or 0.0
+        )
         return {
             "score": overlap,
             "iou": overlap,
@@ -95,8 +99,9 @@ def score(response: str, sample: Sample, profile: str = "official") -> dict[str,
             "r@0.5": float(overlap >= 0.5),
             "r@0.7": float(overlap >= 0.7),
         }
-    f1 = token_f1(answer, sample.target)
-    return {"score": f1, "f1": f1, "em": exact_match(answer, sample.target)}
+    f1 = accuracy_reward(response, kind="open_ended", target=sample.target) or 0.0
+    em = accuracy_reward(response, kind="open_ended", target=sample.target, open_metric="exact")
+    return {"score": f1, "f1": f1, "em": em or 0.0}
 
 
 def aggregate(
