@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/graph_overhead.py
 	$(BIN)/python bench/video_decode.py
 	$(BIN)/python bench/run_memory.py
+	$(BIN)/python bench/eval_batch.py
 
 clean:
 	rm -rf $(VENV) .paravt bench/.cache
