@@ -132,8 +132,10 @@ def subagent_messages(
     start: float,
     end: float,
     question: str | None = None,
+    board: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
-    """A sub-agent's request: describe one window factually (question-aware if given one)."""
+    """A sub-agent's request: describe one window factually (question-aware if given one),
+    after the earlier notes of the shared board, when it may read them."""
     task = (
         f"These frames come from the window {start:.1f} - {end:.1f} seconds of a video. "
         "Describe factually what happens, in order: objects, colours, shapes, any written "
@@ -141,6 +143,12 @@ def subagent_messages(
     )
     if question:
         task += f" Focus on what helps answer: {question.strip()}"
+    if board:
+        notes = "\n".join(f"- {note}" for note in board)
+        task = (
+            f"Notes other agents wrote about other windows:\n{notes}\n"
+            "They may contain mistakes: report only what your own frames show.\n\n" + task
+        )
     return [
         {"role": "system", "content": "You describe video clips accurately and concisely."},
         {"role": "user", "content": [dict(frames), text_part(task)]},

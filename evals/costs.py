@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from agents.scoring.length import answer_length
+
 
 def sample_cost(trace: Mapping[str, Any], wall_s: float) -> dict[str, Any]:
     """What one sample cost; every frame is counted each time a request encodes it."""
@@ -22,6 +24,7 @@ def sample_cost(trace: Mapping[str, Any], wall_s: float) -> dict[str, Any]:
         "subagent_calls": len(calls) - len(main),
         "used_tools": bool(trace["tool_calls"]),
         "well_formed_turns": sum(1 for v in violations if not v),
+        "answer_tokens": answer_length(trace.get("answer") or "").tokens,
         "wall_s": round(wall_s, 3),
     }
 
@@ -54,6 +57,7 @@ def run_costs(costs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "per_sample": {key: round(value / n, 3) for key, value in total.items()},
         "tool_use_rate_kappa": round(sum(c["used_tools"] for c in costs) / n, 4),
         "calls_per_sample": round(total["tool_calls"] / n, 3),
+        "answer_tokens_mean": round(sum(c.get("answer_tokens", 0) for c in costs) / n, 2),
         "format_validity": round(sum(c["well_formed_turns"] for c in costs) / turns, 4)
         if turns
         else None,

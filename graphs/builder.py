@@ -17,10 +17,12 @@ from graphs.board import Board
 from graphs.context import Context
 from graphs.nodes.collect import collect
 from graphs.nodes.finish import make_finish
+from graphs.nodes.length_gate import length_gate
 from graphs.nodes.main_agent import make_main_agent
 from graphs.nodes.prepare import make_prepare
 from graphs.nodes.sub_agent import make_sub_agent
-from graphs.routing import route_after_main
+from graphs.nodes.verify_gate import make_verify_gate
+from graphs.routing import route_after_length, route_after_main
 from graphs.state import InputState, OutputState, State
 
 
@@ -31,15 +33,20 @@ def build_graph(llm: ChatModel, board: Board) -> StateGraph:
     )
     graph.add_node("prepare", make_prepare(board))
     graph.add_node("main_agent", make_main_agent(llm))
-    graph.add_node("sub_agent", make_sub_agent(llm, board))
+    graph.add_node("sub_agent", make_sub_agent(llm), destinations=("verify_gate",))
+    graph.add_node("verify_gate", make_verify_gate(llm, board))
     graph.add_node("collect", collect)
+    graph.add_node("length_gate", length_gate)
     graph.add_node("finish", make_finish(board))
 
     graph.add_edge(START, "prepare")
     graph.add_edge("prepare", "main_agent")
-    graph.add_conditional_edges("main_agent", route_after_main, ["sub_agent", "collect", "finish"])
-    graph.add_edge("sub_agent", "collect")
+    graph.add_conditional_edges(
+        "main_agent", route_after_main, ["sub_agent", "collect", "length_gate"]
+    )
+    graph.add_edge("verify_gate", "collect")
     graph.add_edge("collect", "main_agent")
+    graph.add_conditional_edges("length_gate", route_after_length, ["main_agent", "finish"])
     graph.add_edge("finish", END)
     return graph
 

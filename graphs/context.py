@@ -36,6 +36,17 @@ class Context:
         False, "Show the question to sub-agents (the ParaVT release keeps them unaware)."
     )
     summary_max_tokens: int = _knob(512, "Token cap of a sub-agent summary.")
+    board_mode: Literal["isolated", "shared", "verified"] = _knob(
+        "isolated",
+        "Sub-agents see only their window (isolated), also earlier notes (shared), or only "
+        "notes the verify gate judged SUPPORTED (verified).",
+    )
+    board_max_chars: int = _knob(2000, "Most characters of earlier notes shown to a sub-agent.")
+    length_gate: bool = _knob(
+        False, "Send a too-short open-ended answer back once with a coverage instruction."
+    )
+    min_answer_tokens: int = _knob(80, "Length gate: enough whitespace tokens.")
+    min_answer_bullets: int = _knob(6, "Length gate: or enough bullet points.")
     max_new_tokens: int = _knob(2048, "Token cap of each main-agent turn.")
     temperature: float = _knob(0.0, "Sampling temperature of the main agent.")
     top_p: float = _knob(1.0, "Nucleus sampling of the main agent.")

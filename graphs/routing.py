@@ -9,11 +9,12 @@ from langgraph.types import Send
 from graphs.state import State, SubAgentTask
 
 
-def route_after_main(state: State) -> list[Send] | Literal["collect", "finish"]:
-    """Answered -> finish; else one Send per runnable call, or collect if every call failed."""
+def route_after_main(state: State) -> list[Send] | Literal["collect", "length_gate"]:
+    """Final -> length gate; else one Send per runnable call, or collect if every call failed."""
     if state["status"] != "running":
-        return "finish"
+        return "length_gate"
     turn = state["turn"]
+    earlier = [r for r in state.get("tool_results", []) if r["turn"] < turn]
     sends = [
         Send(
             "sub_agent",
@@ -25,9 +26,15 @@ def route_after_main(state: State) -> list[Send] | Literal["collect", "finish"]:
                 index=call["index"],
                 start=call["start"],
                 end=call["end"],
+                board=earlier,
             ),
         )
         for call in state["calls"]
         if call["turn"] == turn and call["error"] is None
     ]
     return sends or "collect"
+
+
+def route_after_length(state: State) -> Literal["main_agent", "finish"]:
+    """The length gate sent the answer back (status running again) or let it through."""
+    return "main_agent" if state["status"] == "running" else "finish"

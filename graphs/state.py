@@ -32,6 +32,7 @@ class ToolResult(TypedDict):
     timestamps: list[float]
     content: str  # the summary (summary protocol) or a caption of the frames
     frames: dict[str, Any] | None  # a frame reference (frames protocol)
+    verdict: str | None  # the verify gate's verdict; None when the gate is off
 
 
 class ModelCall(TypedDict):
@@ -76,6 +77,7 @@ class State(InputState, OutputState):
     tool_results: Annotated[list[ToolResult], operator.add]
     model_calls: Annotated[list[ModelCall], operator.add]
     violations: Annotated[list[list[str]], operator.add]  # per main-agent turn
+    length_retried: bool  # the length gate has sent the answer back once
 
 
 class SubAgentTask(TypedDict):
@@ -88,3 +90,14 @@ class SubAgentTask(TypedDict):
     index: int
     start: float
     end: float
+    board: list[ToolResult]  # earlier turns' results; the sub-agent reads them per board mode
+
+
+class VerifyTask(TypedDict):
+    """The `Send` payload from a sub-agent to the verify gate: its finding, not yet a note."""
+
+    run_id: str
+    video: str
+    question: str
+    result: ToolResult
+    usage: dict[str, Any]  # the sub-agent call's tokens and latency, for the note

@@ -20,6 +20,18 @@ class Request:
     def is_subagent(self) -> bool:
         return "describe video clips" in str(self.messages[0]["content"])
 
+    @property
+    def is_verifier(self) -> bool:
+        return "check claims" in str(self.messages[0]["content"])
+
+    def text(self) -> str:
+        """All the text parts of the request, joined."""
+        return "\n".join(
+            p.get("text", "")
+            for m in self.messages
+            for p in (m["content"] if isinstance(m["content"], list) else [{"text": m["content"]}])
+        )
+
     def images(self) -> int:
         return sum(
             1
@@ -36,10 +48,12 @@ Script = Callable[[Request], "str | Exception | tuple[str, float]"]
 @dataclass
 class ScriptedModel:
     """Main-agent turns come from `main` in order (the last repeats); sub-agents from `sub`,
-    which may return `(text, delay_s)` to finish later than its siblings."""
+    which may return `(text, delay_s)` to finish later than its siblings; verify-gate
+    checks from `verify`."""
 
     main: Sequence[str | Exception] = ("<think>ok</think><answer>A</answer>",)
     sub: Script = lambda request: "a red circle at 12 seconds"
+    verify: Script = lambda request: "SUPPORTED"
     delay_s: float = 0.0
     requests: list[Request] = field(default_factory=list)
     _main_turns: int = 0
@@ -49,7 +63,9 @@ class ScriptedModel:
         self.requests.append(request)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
-        if request.is_subagent:
+        if request.is_verifier:
+            reply = self.verify(request)
+        elif request.is_subagent:
             reply = self.sub(request)
             if isinstance(reply, tuple):  # (text or exception, delay)
                 reply, delay = reply
@@ -76,7 +92,11 @@ class ScriptedModel:
 
     @property
     def main_requests(self) -> list[Request]:
-        return [r for r in self.requests if not r.is_subagent]
+        return [r for r in self.requests if not (r.is_subagent or r.is_verifier)]
+
+    @property
+    def verify_requests(self) -> list[Request]:
+        return [r for r in self.requests if r.is_verifier]
 
     @property
     def sub_requests(self) -> list[Request]:

@@ -24,6 +24,13 @@ async def collect(state: State, runtime: Runtime[Context]) -> dict:
             parts.append(prompts.text_part(call["error"]))
         elif result is None:
             raise RuntimeError(f"no sub-agent result for turn {turn} call {call['index']}")
+        elif result["verdict"] not in (None, "SUPPORTED"):
+            parts.append(
+                prompts.text_part(
+                    f"No verified finding for {result['start']:.1f} - {result['end']:.1f} seconds "
+                    f"(the check judged the note {result['verdict']})."
+                )
+            )
         elif result["frames"] is not None:
             parts.append(
                 prompts.text_part(f"Window {result['start']:.1f} - {result['end']:.1f} seconds:")

@@ -21,7 +21,7 @@ def make_main_agent(llm: ChatModel):
     async def main_agent(state: State, runtime: Runtime[Context]) -> dict:
         ctx = runtime.context or Context()
         turn = state["turn"]
-        forced = turn >= ctx.max_turns or ctx.calls_per_turn == 0
+        forced = turn >= ctx.max_turns or ctx.calls_per_turn == 0 or state.get("length_retried")
         messages = to_openai(state["messages"])
         wire = await asyncio.to_thread(prompts.expand_frames, messages)
         prefill = THINK_PREFIX if ctx.think_prefix else None

@@ -51,6 +51,7 @@ def make_prepare(board: Board):
             "status": "running",
             "answer": None,
             "final_text": None,
+            "length_retried": False,
             "messages": [
                 SystemMessage(content=prompts.main_system_prompt(ctx.dispatch, ctx.max_parallel)),
                 HumanMessage(content=content),
