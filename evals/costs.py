@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agents.scoring.length import answer_length
@@ -27,6 +27,26 @@ def sample_cost(trace: Mapping[str, Any], wall_s: float) -> dict[str, Any]:
         "answer_tokens": answer_length(trace.get("answer") or "").tokens,
         "wall_s": round(wall_s, 3),
     }
+
+
+def sum_costs(costs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Several runs of one sample (majority voting) cost their sum; wall time is shared."""
+    if len(costs) == 1:
+        return dict(costs[0])
+    total: dict[str, Any] = {}
+    for key, value in costs[0].items():
+        values = [c[key] for c in costs]
+        if key == "wall_s":
+            total[key] = value
+        elif isinstance(value, bool):
+            total[key] = any(values)
+        elif key == "image_tokens":
+            total[key] = None if any(v is None for v in values) else sum(values)
+        elif isinstance(value, (int, float)):
+            total[key] = sum(values)
+        else:
+            total[key] = value
+    return total
 
 
 def run_costs(costs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

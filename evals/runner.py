@@ -17,7 +17,7 @@ from agents import video
 from agents.completion import ChatModel
 from agents.scoring.extract import extract_answer
 from agents.video import VideoError
-from evals.costs import sample_cost
+from evals.costs import sample_cost, sum_costs
 from evals.records import SampleLog, sample_to_json, write_json_atomic
 from evals.results import summarize
 from evals.sample import Sample
@@ -115,7 +115,9 @@ async def evaluate(
 
     async def run_one(doc_id: int, sample: Sample) -> None:
         async with gate:
-            record = await _run_sample(graph, board, task, sample, doc_id, context, profile)
+            record = await _run_sample(
+                graph, board, task, sample, doc_id, context, profile, spec.votes
+            )
         await asyncio.to_thread(sample_log.append, record)
         if record["status"] == "ok":
             scores.append(record["metrics"].get("score", 0.0))
@@ -148,8 +150,16 @@ async def evaluate(
 
 
 async def _run_sample(
-    graph, board, task: Task, sample: Sample, doc_id: int, context: Context, profile: str
+    graph,
+    board,
+    task: Task,
+    sample: Sample,
+    doc_id: int,
+    context: Context,
+    profile: str,
+    votes: int = 1,
 ) -> dict[str, Any]:
+    """Run one sample (`votes` times, for majority voting) and score the chosen response."""
     run_id = uuid.uuid4().hex[:12]
     record: dict[str, Any] = {
         "doc_id": doc_id,
@@ -159,6 +169,7 @@ async def _run_sample(
         "profile": profile,
         "sample": sample_to_json(sample),
     }
+    failed = {"status": "error", "resps": [], "filtered_resps": [], "metrics": {}}
     start = time.perf_counter()
     try:
         prompt = sample.prompt
@@ -166,48 +177,50 @@ async def _run_sample(
             info = await asyncio.to_thread(video.probe, sample.media)
             times = video.overview_timestamps(info.duration, context.overview_frames)
             prompt = task.render_prompt(sample, times)
-        result = await run_question(
-            graph,
-            board,
-            video_path=sample.media,
-            question=sample.question,
-            options=sample.options,
-            kind=sample.kind,
-            prompt=prompt,
-            context=context,
-            run_id=run_id,
+        results = await asyncio.gather(
+            *(
+                run_question(
+                    graph,
+                    board,
+                    video_path=sample.media,
+                    question=sample.question,
+                    options=sample.options,
+                    kind=sample.kind,
+                    prompt=prompt,
+                    context=context,
+                    run_id=run_id if votes == 1 else f"{run_id}-v{k}",
+                )
+                for k in range(votes)
+            )
         )
     except VideoError as exc:
         log.warning("sample %s: %s", sample.id, exc)
-        return {
-            **record,
-            "status": "error",
-            "error": f"media: {exc}",
-            "resps": [],
-            "filtered_resps": [],
-            "metrics": {},
-        }
+        return {**record, **failed, "error": f"media: {exc}"}
     wall = time.perf_counter() - start
-    if result.status == "failed":
-        return {
-            **record,
-            "status": "error",
-            "error": f"endpoint: {result.error}",
-            "resps": [],
-            "filtered_resps": [],
-            "metrics": {},
-            "cost": sample_cost(result.trace, wall) if result.trace else None,
-        }
-    response = result.final_text or ""
+    costs = [sample_cost(r.trace, wall) for r in results if r.trace]
+    cost = sum_costs(costs) if costs else None
+    broken = next((r for r in results if r.status == "failed"), None)
+    if broken is not None:
+        return {**record, **failed, "error": f"endpoint: {broken.error}", "cost": cost}
+    responses = [r.final_text or "" for r in results]
+    chosen = majority(responses)
     return {
         **record,
         "status": "ok",
         "error": None,
-        "resps": [response],
-        "filtered_resps": [extract_answer(response)],
-        "metrics": task.score(response, sample, profile),
-        "run_status": result.status,
-        "overview_timestamps": result.trace["overview"]["timestamps"],
-        "cost": sample_cost(result.trace, wall),
+        "resps": [chosen],
+        "filtered_resps": [extract_answer(chosen)],
+        "votes": [extract_answer(r) for r in responses] if votes > 1 else None,
+        "metrics": task.score(chosen, sample, profile),
+        "run_status": results[0].status,
+        "overview_timestamps": results[0].trace["overview"]["timestamps"],
+        "cost": cost,
         "context": asdict(context),
     }
+
+
+def majority(responses: list[str]) -> str:
+    """The first response whose extracted answer is the most common (normalised) one."""
+    keys = [" ".join(extract_answer(r).lower().split()) for r in responses]
+    best = max(keys, key=keys.count)
+    return responses[keys.index(best)]

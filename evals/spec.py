@@ -24,6 +24,7 @@ class EvalSpec:
     model: str
     context: dict[str, Any]  # graph Context fields (frames, pixel budgets, dispatch, ...)
     options: dict[str, Any] = field(default_factory=dict)  # task loader options
+    votes: int = 1  # runs per sample; > 1 answers by majority vote (sample at temperature > 0)
     parser_version: str = PARSER_VERSION
     spec_version: int = SPEC_VERSION
 
