@@ -14,11 +14,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from agents.llm import OpenAIChatModel
+from evals import pareto
 from evals.compare import compare_runs
 from evals.records import SampleLog, write_json_atomic
 from evals.results import score_records, summarize
 from evals.runner import EvalRefused, evaluate, results_path
 from evals.spec import EvalSpec
+from evals.study import STUDY_CONFIGS, run_study
 from evals.tasks import TASKS, get_task
 from graphs.context import Context, add_context_arguments, context_from_args
 from graphs.settings import Settings
@@ -61,6 +63,28 @@ def add_eval_commands(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--resamples", type=int, default=10_000)
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
     compare.set_defaults(handler=cmd_eval_compare)
+
+    study = actions.add_parser("study", help="the board study: several configurations, a report")
+    study.add_argument("--task", required=True, choices=sorted(TASKS))
+    study.add_argument("--data-dir", type=Path, required=True)
+    study.add_argument("--out", type=Path, default=Path("runs"))
+    study.add_argument(
+        "--configs",
+        default=",".join(STUDY_CONFIGS),
+        help=f"comma-separated, from {', '.join(STUDY_CONFIGS)}",
+    )
+    study.add_argument("--limit", type=int)
+    study.add_argument("--concurrency", type=int, default=4)
+    study.add_argument("--resamples", type=int, default=10_000)
+    study.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    add_context_arguments(study)
+    study.set_defaults(handler=cmd_eval_study)
+
+    front = actions.add_parser("pareto", help="accuracy against cost for runs, with the front")
+    front.add_argument("runs", type=Path, nargs="+")
+    front.add_argument("--out", type=Path, default=Path("pareto.png"))
+    front.add_argument("--profile", default="official")
+    front.set_defaults(handler=cmd_eval_pareto)
 
 
 def cmd_eval_run(args: argparse.Namespace, settings: Settings) -> int:
@@ -189,6 +213,46 @@ def cmd_eval_compare(args: argparse.Namespace, settings: Settings) -> int:
                 f"{row['b'] - row['a']:+.4f}",
             )
         Console().print(cats)
+    return 0
+
+
+def cmd_eval_study(args: argparse.Namespace, settings: Settings) -> int:
+    task = get_task(args.task)
+    base = context_from_args(args, Context(**task.context))
+    options = dict(_parse_option(o) for o in args.option)
+
+    async def go() -> Path:
+        async with OpenAIChatModel(
+            settings.endpoint,
+            api_key=settings.api_key,
+            model=settings.model,
+            timeout=settings.request_timeout,
+        ) as llm:
+            return await run_study(
+                task,
+                data_dir=args.data_dir.resolve(),
+                model=await llm.model_name(),
+                llm=llm,
+                out_root=args.out,
+                configs=args.configs.split(","),
+                base=base,
+                options=options,
+                limit=args.limit,
+                concurrency=args.concurrency,
+                resamples=args.resamples,
+            )
+
+    report = asyncio.run(go())
+    console.print(report.read_text())
+    console.print(f"report: {report}")
+    return 0
+
+
+def cmd_eval_pareto(args: argparse.Namespace, settings: Settings) -> int:
+    points = pareto.load_points(args.runs, args.profile)
+    pareto.plot(points, args.out)
+    console.print(pareto.markdown_table(points))
+    console.print(f"plot: {args.out}")
     return 0
 
 

@@ -84,7 +84,11 @@ class ScriptedModel:
         return Completion(
             text=reply,
             finish_reason="stop",
-            usage=Usage(prompt_tokens=10 * len(messages), completion_tokens=len(reply.split())),
+            usage=Usage(  # like a Qwen3-VL server: 49 tokens per 224x224 image, reported
+                prompt_tokens=10 * len(messages) + 49 * request.images(),
+                completion_tokens=len(reply.split()),
+                image_tokens=49 * request.images(),
+            ),
             latency_s=self.delay_s,
             model="scripted",
             attempts=1,

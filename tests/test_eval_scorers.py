@@ -382,6 +382,24 @@ EXAMPLES: dict[str, tuple[Sample, str]] = {
     "lvbench": (mc("B", question_type=["reasoning"]), "<answer>B</answer>"),
     "charades": (grounding(1.0, 2.0), "<answer>1.0 - 2.0</answer>"),
     "mmvu": (mc("B", 5, subject="Chemistry"), "<answer>B</answer>"),
+    "chartqapro": (
+        Sample(
+            "0",
+            "",
+            "q",
+            "p",
+            "open_ended",
+            "12.5",
+            categories={"question_type": "Factoid"},
+            extra={"year_flags": ["NO"]},
+        ),
+        "Final Answer: 12.6",
+    ),
+    "slidevqa": (Sample("1", "", "How many?", "p", "open_ended", "3"), "Final Answer: 3"),
+    "vqaonline": (
+        Sample("2", "", "q", "p", "open_ended", "A border collie."),
+        "Final Answer: a border collie",
+    ),
 }
 
 

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from evals.tasks import charades, longvideobench, lvbench, mlvu, mmvu, needle, videomme
+from evals.tasks import (
+    charades,
+    chartqapro,
+    longvideobench,
+    lvbench,
+    mlvu,
+    mmvu,
+    needle,
+    slidevqa,
+    videomme,
+    vqaonline,
+)
 from evals.tasks.base import Task
 
 TASKS: dict[str, Task] = {
@@ -15,6 +26,9 @@ TASKS: dict[str, Task] = {
         lvbench.TASK,
         charades.TASK,
         mmvu.TASK,
+        chartqapro.TASK,
+        slidevqa.TASK,
+        vqaonline.TASK,
     )
 }
 

@@ -1,0 +1,313 @@
+"""SlideVQA: load questions on 20-page slide decks (HF parquet or JSONL) and score EM/F1.
+
+On disk::
+
+    HF NTT-hil-insight/SlideVQA:  <data_dir>/{data/,}test-*.parquet with qa_id, question,
+        answer, evidence_pages, deck_name, page_1..page_20 (image structs; bytes written once
+        to <data_dir>/extracted_images/<sha1>.<ext>, or ``image_dir``)
+    GitHub nttmdlab-nlp/SlideVQA: <data_dir>/{annotations/qa/,}test.jsonl with the same QA
+        fields and image_urls; pages at images/<split>/<deck_name>/<basename of the url>
+        (download_slides_slideshare.py), or images/<deck_name>/..., or <deck_name>/...
+    Either format may instead give page_1..page_20 as paths relative to data_dir.
+
+Pages: ``extra["pages"]`` lists the deck's page images on disk in page order, with their
+numbers in ``extra["page_numbers"]`` (1-based) and absent ones in ``extra["missing_pages"]``.
+``media`` is the lowest-numbered evidence page (``extra["evidence_pages"]``), or the first
+page when the record names none; if that page is not on disk it is reported missing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agents.scoring.text import exact_match, token_f1
+from evals.media import MediaIndex
+from evals.sample import RecordError, Sample
+from evals.tasks.base import LoadResult, Task
+from evals.tasks.chartqapro import (
+    ANSWER_FORMAT,
+    IMAGE_DIRS,
+    annotation_files,
+    final_answer,
+    image_file,
+    read_records,
+)
+
+# ----------------------------------------------------------------------------- loading
+
+N_PAGES = 20
+PATTERNS = ("{split}-*.parquet", "{split}.parquet", "{split}.jsonl", "{split}.json")
+FOLDERS = ("data", "annotations/qa", "qa", "")
+REQUIRED = ("qa_id", "question", "answer", "deck_name")
+CATEGORY_FIELDS = ("reasoning_type", "answer_type")
+INSTRUCTION = (
+    "You are given a page of a slide deck. Answer the question with a short answer: a word, "
+    "a number, or a phrase."
+)
+
+
+def build_prompt(question: str) -> str:
+    return f"{INSTRUCTION}\nQuestion: {question}\n{ANSWER_FORMAT}"
+
+
+def _page_path(value: Any, data_dir: Path, media: MediaIndex, image_dir: Path) -> tuple[str, bool]:
+    """A page given as a path (relative to data_dir or images/; never matched by file name
+    alone, since decks reuse page names) or as image bytes."""
+    if isinstance(value, Mapping) and not value.get("bytes"):
+        value = value.get("path") or ""
+    if isinstance(value, str):
+        for candidate in (data_dir / value, data_dir / "images" / value):
+            if candidate.is_file():
+                return str(candidate.resolve()), True
+        return str((data_dir / value).resolve()), False
+    found = image_file(value, media=media, image_dir=image_dir)
+    return found if found else ("", False)
+
+
+def _pages_from_urls(record: Mapping, data_dir: Path, split: str) -> dict[int, tuple[str, bool]]:
+    deck, pages = str(record["deck_name"]), {}
+    folders = (data_dir / "images" / split / deck, data_dir / "images" / deck, data_dir / deck)
+    for number, url in enumerate(record.get("image_urls") or [], start=1):
+        name = str(url).rsplit("/", 1)[-1].split("?", 1)[0]
+        found = next((f / name for f in folders if (f / name).is_file()), None)
+        pages[number] = (str((found or folders[0] / name).resolve()), found is not None)
+    return pages
+
+
+def _evidence(value: Any, source: str, rid: str) -> list[int]:
+    if value is None:
+        return []
+    items = [value] if isinstance(value, int | str) else list(value)
+    try:
+        pages = sorted({int(p) for p in items})
+    except (TypeError, ValueError):
+        raise RecordError(source, rid, f"evidence_pages must be page numbers: {value!r}") from None
+    if any(not 1 <= p <= N_PAGES for p in pages):
+        raise RecordError(source, rid, f"evidence_pages outside 1-{N_PAGES}: {value!r}")
+    return pages
+
+
+def record_to_sample(
+    record: Any,
+    *,
+    source: str,
+    split: str,
+    data_dir: Path,
+    media: MediaIndex,
+    image_dir: Path,
+) -> Sample:
+    if isinstance(record, RecordError):
+        raise record
+    if not isinstance(record, Mapping):
+        raise RecordError(source, "?", f"expected an object, got {type(record).__name__}")
+    rid = str(record.get("qa_id") if record.get("qa_id") is not None else "?")
+    missing = [f for f in REQUIRED if record.get(f) in (None, "")]
+    if missing:
+        raise RecordError(source, rid, f"missing field(s) {', '.join(missing)}")
+    answer = str(record["answer"])
+    if not answer.strip():
+        raise RecordError(source, rid, "answer is blank")
+    evidence = _evidence(record.get("evidence_pages"), source, rid)
+    if any(f"page_{n}" in record for n in range(1, N_PAGES + 1)):
+        pages = {
+            n: _page_path(record[f"page_{n}"], data_dir, media, image_dir)
+            for n in range(1, N_PAGES + 1)
+            if record.get(f"page_{n}") not in (None, "")
+        }
+    else:
+        pages = _pages_from_urls(record, data_dir, split)
+    pages = {n: p for n, p in pages.items() if p[0]}
+    if not pages:
+        raise RecordError(source, rid, "no page images (page_1..page_20 or image_urls)")
+    first = next((p for p in evidence if p in pages), min(pages))
+    present = sorted(n for n, (_, ok) in pages.items() if ok)
+    categories = {
+        f: record[f] if isinstance(record[f], list) else str(record[f])
+        for f in CATEGORY_FIELDS
+        if record.get(f) not in (None, "")
+    }
+    question = str(record["question"])
+    return Sample(
+        id=rid,
+        media=pages[first][0],
+        question=question,
+        prompt=build_prompt(question),
+        kind="open_ended",
+        target=answer,
+        cluster=str(record["deck_name"]),
+        categories=categories,
+        extra={
+            "pages": [pages[n][0] for n in present],
+            "page_numbers": present,
+            "missing_pages": sorted(set(pages) - set(present)),
+            "evidence_pages": evidence,
+            "media_page": first,
+            "deck_name": str(record["deck_name"]),
+            "arithmetic_expression": record.get("arithmetic_expression"),
+        },
+    )
+
+
+def load(data_dir: Path, *, split: str = "test", image_dir: Path | None = None) -> LoadResult:
+    """Every QA pair of the split; a record whose media page is absent is in
+    ``missing_media``, and ``notes["missing_pages"]`` counts absent non-media pages."""
+    data_dir = Path(data_dir).resolve()
+    files = annotation_files(data_dir, [p.format(split=split) for p in PATTERNS], FOLDERS)
+    media = MediaIndex(data_dir, IMAGE_DIRS)
+    image_dir = Path(image_dir) if image_dir else data_dir / "extracted_images"
+    samples, errors, missing, seen = [], [], {}, set()
+    for path in files:
+        for _, record in read_records(path):
+            try:
+                sample = record_to_sample(
+                    record,
+                    source=str(path),
+                    split=split,
+                    data_dir=data_dir,
+                    media=media,
+                    image_dir=image_dir,
+                )
+                if sample.id in seen:
+                    raise RecordError(str(path), sample.id, "duplicate qa_id")
+            except RecordError as err:
+                errors.append(err)
+                continue
+            seen.add(sample.id)
+            if not Path(sample.media).is_file():
+                missing.setdefault(sample.media, None)
+            samples.append(sample)
+    notes = {
+        "format": files[0].suffix.lstrip("."),
+        "split": split,
+        "missing_pages": sum(len(s.extra["missing_pages"]) for s in samples),
+    }
+    return LoadResult(samples, errors, list(missing), [str(p) for p in files], notes)
+
+
+# ----------------------------------------------------------------------------- scoring
+#
+# official: evaluate.py of nttmdlab-nlp/SlideVQA (the QA task), rule for rule, including
+# its quirks: phrase rewrites are plain substring replacements ("and" -> "," inside words
+# too), the "how many"/"which" test reads the question as written (so a leading "How many"
+# does not trigger it) and removes the next word of the question, with any punctuation
+# attached, wherever it occurs in the answer; and an item with no shared token scores 0 on
+# both metrics, even when both sides normalise to nothing.
+# lmms_eval: plain SQuAD v1.1 normalisation (agents.scoring.text) for EM and token F1.
+
+PROFILES = ("official", "lmms_eval")
+_NUMBERS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen"
+)
+NUMBER_WORDS = {word: str(i) for i, word in enumerate(_NUMBERS.split())}
+REWRITES = (
+    ("this is ", ""),
+    ("it is ", ""),
+    ("&", ","),
+    ("and", ","),
+    ("percent", ""),
+    ("organisation", "organization"),
+    ("because of", ""),
+    ("because", ""),
+    ("due to", ""),
+    ("hours", "hrs"),
+    ("minites", "min"),  # sic, as in evaluate.py
+)
+_ARTICLES_RE = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+_PUNCTUATION = frozenset(string.punctuation)
+
+
+def _remove_unit(text: str, question: str) -> str:
+    for cue in ("how many", "which"):
+        if cue in question:
+            rest = question[question.find(cue) + len(cue) :].split()
+            if rest:  # evaluate.py would fail on a question ending in the cue
+                text = text.replace(rest[0], "")
+    return text
+
+
+def normalize(text: str, question: str) -> str:
+    """SlideVQA's answer normalisation, which depends on the question.
+
+    >>> normalize("Three apps and a website", "In how many apps is it offered?")
+    '3 website'
+    >>> normalize("Yes, it is.", "Is it growing?"), normalize("45 percent", "What share?")
+    ('yes', '45')
+    """
+    text = text.lower()
+    for old, new in REWRITES:
+        text = text.replace(old, new)
+    text = _remove_unit(text, question)
+    text = "".join(ch for ch in text if ch not in _PUNCTUATION)
+    text = _ARTICLES_RE.sub(" ", text)
+    if text[:3] == "yes" or text[:2] == "no":
+        text = text.split()[0]
+    return " ".join(NUMBER_WORDS.get(word, word) for word in text.split())
+
+
+def official_em_f1(prediction: str, gold: str, question: str) -> tuple[float, float]:
+    """(EM, F1) of one answer as evaluate.py counts them.
+
+    >>> official_em_f1("two", "2 times", "How often?")
+    (0.0, 0.6666666666666666)
+    """
+    pred, ref = normalize(prediction, question).split(), normalize(gold, question).split()
+    shared = sum((Counter(pred) & Counter(ref)).values())
+    if shared == 0:
+        return 0.0, 0.0
+    precision, recall = shared / len(pred), shared / len(ref)
+    return float(pred == ref), 2 * precision * recall / (precision + recall)
+
+
+def score(response: str, sample: Sample, profile: str = "official") -> dict[str, float]:
+    """``em`` (= ``score``), ``f1`` and ``formatted`` (it wrote the ``Final Answer:`` line).
+
+    >>> s = Sample("q1", "", "In how many apps is it offered?", "p", "open_ended", "3")
+    >>> score("Final Answer: three apps", s)
+    {'score': 1.0, 'em': 1.0, 'f1': 1.0, 'formatted': 1.0}
+    >>> score("Final Answer: three apps", s, "lmms_eval")["em"]
+    0.0
+    """
+    text, formatted = final_answer(response)
+    if profile == "official":
+        em, f1 = official_em_f1(text, sample.target, sample.question)
+    elif profile == "lmms_eval":
+        em, f1 = exact_match(text, sample.target) or 0.0, token_f1(text, sample.target) or 0.0
+    else:
+        raise ValueError(f"slidevqa has no profile {profile!r}; known: {', '.join(PROFILES)}")
+    return {"score": em, "em": em, "f1": f1, "formatted": float(formatted)}
+
+
+def aggregate(
+    samples: Sequence[Sample], metrics: Sequence[Mapping[str, float]], profile: str = "official"
+) -> dict[str, float]:
+    """Mean EM and F1 over every item (evaluate.py's QA scores) and the answer-format share."""
+    if profile not in PROFILES:
+        raise ValueError(f"slidevqa has no profile {profile!r}; known: {', '.join(PROFILES)}")
+    n = len(metrics)
+    keys = ("em", "f1", "formatted")
+    if n == 0:
+        return dict.fromkeys(keys, math.nan)
+    return {k: sum(m[k] for m in metrics) / n for k in keys}
+
+
+TASK = Task(
+    name="slidevqa",
+    load=load,
+    score=score,
+    aggregate=aggregate,
+    primary="em",
+    profiles=PROFILES,
+    category_fields=CATEGORY_FIELDS,
+    description=(
+        "SlideVQA (NTT-hil-insight/SlideVQA, test): questions on 20-page slide decks; "
+        "official EM/F1 after SlideVQA's own answer normalisation (evaluate.py, QA task); "
+        "lmms_eval uses plain SQuAD normalisation. media = first evidence page."
+    ),
+)

@@ -1,0 +1,145 @@
+"""VQAonline: load community image questions (JSON/JSONL) and score SQuAD EM and token F1.
+
+On disk (HF ``ChongyanChen/VQAonline``)::
+
+    <data_dir>/{data/,}test.json     a list of records (or an object of id -> record, or JSONL)
+                                     with image (a file name), question, context, answer
+    <data_dir>/images*/<image>       the images (images/, images1/ ... as the release splits
+                                     them), or data/ or data_dir itself
+
+Sample ids: the record's ``id`` / ``question_id`` when present, else its key in an object of
+records, else its row number. Answers are long community posts; the official metrics of the
+paper (METEOR, ROUGE-L, BERTScore, a LLaMA judge, CLIPScore) need models, so this task scores
+with SQuAD v1.1 EM and token F1 instead, which is this project's metric and not comparable
+with the paper's numbers. EM is near 0 on such answers; F1 is the primary metric.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agents.scoring.text import exact_match, token_f1
+from evals.media import MediaIndex
+from evals.sample import RecordError, Sample
+from evals.tasks.base import LoadResult, Task
+from evals.tasks.chartqapro import ANSWER_FORMAT, annotation_files, final_answer, read_records
+
+PATTERNS = ("{split}.json", "{split}.jsonl", "{split}-*.parquet")
+REQUIRED = ("image", "question", "answer")
+ID_FIELDS = ("id", "question_id", "qid")
+INSTRUCTION = (
+    "Answer this question from an online community about the image, as a helpful expert "
+    "would, using the context the asker gave."
+)
+
+
+def build_prompt(question: str, context: str) -> str:
+    block = f"Context: {context.strip()}\n" if context.strip() else ""
+    return f"{INSTRUCTION}\nQuestion: {question.strip()}\n{block}{ANSWER_FORMAT}"
+
+
+def _image_dirs(data_dir: Path) -> tuple[str, ...]:
+    found = sorted(p.name for p in data_dir.iterdir() if p.is_dir() and p.name.startswith("image"))
+    return (*found, "data", "")
+
+
+def record_to_sample(record: Any, *, rid: str, source: str, media: MediaIndex) -> Sample:
+    if isinstance(record, RecordError):
+        raise record
+    if not isinstance(record, Mapping):
+        raise RecordError(source, rid, f"expected an object, got {type(record).__name__}")
+    rid = next((str(record[f]) for f in ID_FIELDS if record.get(f) not in (None, "")), rid)
+    missing = [f for f in REQUIRED if not isinstance(record.get(f), str) or not record[f].strip()]
+    if missing:
+        raise RecordError(source, rid, f"missing or blank field(s) {', '.join(missing)}")
+    image = record["image"].strip()
+    found = media.find(image)
+    question, context = record["question"], str(record.get("context") or "")
+    topic = record.get("topic")
+    return Sample(
+        id=rid,
+        media=str(found.resolve()) if found else str((media.root / image).resolve()),
+        question=question,
+        prompt=build_prompt(question, context),
+        kind="open_ended",
+        target=record["answer"],
+        cluster=Path(image).name,
+        categories={"topic": str(topic)} if topic not in (None, "") else {},
+        extra={"context": context, "image": image},
+    )
+
+
+def load(data_dir: Path, *, split: str = "test") -> LoadResult:
+    """Every record of the split; bad ones in ``errors``, absent images in ``missing_media``."""
+    data_dir = Path(data_dir).resolve()
+    files = annotation_files(data_dir, [p.format(split=split) for p in PATTERNS], ("", "data"))
+    media = MediaIndex(data_dir, _image_dirs(data_dir))
+    samples, errors, missing, seen = [], [], {}, set()
+    row = 0
+    for path in files:
+        for key, record in read_records(path):
+            rid = key or str(row)
+            row += 1
+            try:
+                sample = record_to_sample(record, rid=rid, source=str(path), media=media)
+                if sample.id in seen:
+                    raise RecordError(str(path), sample.id, "duplicate id")
+            except RecordError as err:
+                errors.append(err)
+                continue
+            seen.add(sample.id)
+            if not Path(sample.media).is_file():
+                missing.setdefault(sample.media, None)
+            samples.append(sample)
+    notes = {"format": files[0].suffix.lstrip("."), "split": split}
+    return LoadResult(samples, errors, list(missing), [str(p) for p in files], notes)
+
+
+def _check_profile(profile: str) -> None:
+    if profile != "official":
+        raise ValueError(f"vqaonline has no profile {profile!r}; known: official")
+
+
+def score(response: str, sample: Sample, profile: str = "official") -> dict[str, float]:
+    """SQuAD v1.1 ``em`` and ``f1`` (= ``score``) of the final answer, and ``formatted``.
+
+    >>> s = Sample("1", "", "q", "p", "open_ended", "It is a Garcinia humilis (achacha).")
+    >>> m = score("Final Answer: Garcinia humilis, the achacha", s)
+    >>> m["em"], round(m["f1"], 3), m["formatted"]
+    (0.0, 0.75, 1.0)
+    """
+    _check_profile(profile)
+    text, formatted = final_answer(response)
+    em, f1 = exact_match(text, sample.target) or 0.0, token_f1(text, sample.target) or 0.0
+    return {"score": f1, "em": em, "f1": f1, "formatted": float(formatted)}
+
+
+def aggregate(
+    samples: Sequence[Sample], metrics: Sequence[Mapping[str, float]], profile: str = "official"
+) -> dict[str, float]:
+    """Mean EM, F1 and answer-format share over every item; NaN when there are none."""
+    _check_profile(profile)
+    n = len(metrics)
+    keys = ("f1", "em", "formatted")
+    if n == 0:
+        return dict.fromkeys(keys, math.nan)
+    return {k: sum(m[k] for m in metrics) / n for k in keys}
+
+
+TASK = Task(
+    name="vqaonline",
+    load=load,
+    score=score,
+    aggregate=aggregate,
+    primary="f1",
+    profiles=("official",),
+    category_fields=("topic",),
+    description=(
+        "VQAonline (ChongyanChen/VQAonline, test): open community questions on images with "
+        "long answers, scored by SQuAD v1.1 EM and token F1 - this project's metric, not the "
+        "paper's (METEOR, ROUGE-L, BERTScore, LLaMA judge); 'official' names this project's."
+    ),
+)

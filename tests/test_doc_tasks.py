@@ -1,0 +1,420 @@
+"""ChartQAPro, SlideVQA and VQAonline: loaders on small fixtures in the real formats (tiny
+images made here), and tables of messy model outputs per scorer."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evals.records import sample_from_json, sample_to_json
+from evals.results import by_category, per_item_stats
+from evals.sample import Sample
+from evals.tasks import chartqapro, slidevqa, vqaonline
+
+FIXTURES = Path(__file__).parent / "fixtures" / "doc_benchmarks"
+TASKS = (chartqapro.TASK, slidevqa.TASK, vqaonline.TASK)
+
+
+def stage(name: str, tmp_path: Path) -> Path:
+    """A writable copy of a fixture folder."""
+    return Path(shutil.copytree(FIXTURES / name, tmp_path / name))
+
+
+def image_bytes(color: tuple[int, int, int], fmt: str = "PNG") -> bytes:
+    """A tiny real 8x8 image (cv2 and numpy are core dependencies; Pillow is not)."""
+    import cv2
+    import numpy as np
+
+    pixels = np.full((8, 8, 3), color[::-1], dtype=np.uint8)  # BGR
+    ok, data = cv2.imencode(".jpg" if fmt == "JPEG" else ".png", pixels)
+    assert ok
+    return data.tobytes()
+
+
+def place(root: Path, relative: str, color=(200, 30, 30)) -> Path:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fmt = "JPEG" if path.suffix == ".jpg" else "PNG"
+    path.write_bytes(image_bytes(color, fmt))
+    return path
+
+
+def write_parquet(path: Path, rows: list[dict]) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows), path)
+
+
+def problems(result) -> dict[str, str]:
+    return {err.record_id: err.problem for err in result.errors}
+
+
+def test_doctests_pass():
+    for module in (chartqapro, slidevqa, vqaonline):
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0, module.__name__
+
+
+# ----------------------------------------------------------------------------- answer format
+
+
+@pytest.mark.parametrize(
+    ("response", "text", "formatted"),
+    [
+        ("Final Answer: 42", "42", True),
+        ("The bars show it.\nFinal Answer: 1,234", "1,234", True),
+        ("final answer:   Paris ", "Paris", True),
+        ("**Final Answer:** ['Asia', 'Europe']", "['Asia', 'Europe']", True),
+        ("FINAL ANSWER : yes", "yes", True),
+        ("<think>maybe 3?</think>\nFinal Answer: 3", "3", True),
+        ("<answer>Final Answer: 2016</answer>", "2016", True),
+        ("Reasoning.\n42", "42", False),
+        ("The final answer is 42", "The final answer is 42", False),
+        ("", "", False),
+    ],
+)
+def test_final_answer_strips_the_board_study_prefix(response, text, formatted):
+    assert chartqapro.final_answer(response) == (text, formatted)
+
+
+# ----------------------------------------------------------------------------- ChartQAPro
+
+
+@pytest.mark.parametrize(
+    ("target", "prediction", "flags", "expected"),
+    [
+        ("12.5", "12.9", ["NO"], 1.0),  # 3.2% off
+        ("12.5", "13.2", ["NO"], 0.0),  # 5.6% off
+        ("50%", "50", ["NO"], 1.0),  # "%" stripped on both sides
+        ("50", "51.5%", ["NO"], 1.0),
+        ("0", "0.0", ["NO"], 1.0),  # a gold of 0 needs exactly 0
+        ("0", "0.01", ["NO"], 0.0),
+        ("1234", "1,234", ["NO"], 0.8),  # float() rejects commas: ANLS 1 - 1/5
+        ("-3.5", "-3.6", ["NO"], 1.0),
+        ("2016", "2017", ["NO"], 1.0),  # as a number, 0.05% off ...
+        ("2016", "2017", ["YES"], 0.0),  # ... but a year must match exactly
+        ("2016", "2016.0", ["YES"], 0.0),
+        ("Canada", " CANADA ", ["NO"], 1.0),
+        ("United States", "United State", ["NO"], 1 - 1 / 13),
+        ("Paris", "London", ["NO"], 0.0),
+        ("a", "A", ["NO"], 1.0),
+        ("[Asia, Europe]", "['Asia', 'Europe']", ["NO"], 1.0),
+        ("[Asia, Europe]", "['Europe', 'Asia']", ["NO"], 0.0),  # order matters
+        ("[Asia, Europe]", "['Asia']", ["NO"], 0.5),  # a missing item scores 0
+        ("[Asia, Europe]", "['Asia', 'Europe', 'Africa']", ["NO"], 2 / 3),
+        ("[Asia, Europe]", "Asia, Europe", ["NO"], 0.0),  # not a list literal: one item
+        ("[2009, 2010]", "['2009', '2011']", ["YES"], 0.5),  # flag repeated per item
+        ("[10, 20]", "[10.2, 19.5]", ["NO"], 1.0),
+        ("[New York, Boston]", "['New York', 'Boston']", ["NO"], (0.875 + 1) / 2),  # quirk
+        ("unanswerable", "Unanswerable", ["NO"], 1.0),
+    ],
+)
+def test_relaxed_correctness_follows_the_released_script(target, prediction, flags, expected):
+    assert chartqapro.relaxed_correctness(target, prediction, flags) == pytest.approx(expected)
+
+
+def chart_sample(target: str, qtype: str = "Factoid", flags=("NO",)) -> Sample:
+    return Sample(
+        "0",
+        "",
+        "q",
+        "p",
+        "open_ended",
+        target,
+        categories={"question_type": qtype},
+        extra={"year_flags": list(flags)},
+    )
+
+
+@pytest.mark.parametrize(
+    ("response", "target", "qtype", "flags", "official", "paper"),
+    [
+        ("Final Answer: 12.9%.", "12.5", "Factoid", ["NO"], 1.0, 1.0),
+        ("It rises.\nFinal Answer: 1,200.", "1,200", "Factoid", ["NO"], 1.0, 1.0),
+        ("<think>2016 or 2017</think>\nFinal Answer: 2017", "2016", "Factoid", ["YES"], 0.0, 0.0),
+        ("**Final Answer:** ['Asia', 'Europe']", "[Asia, Europe]", "Factoid", ["NO"], 1.0, 1.0),
+        ("Final Answer: fals", "False", "Fact Checking", ["NO"], 0.8, 0.0),  # ANLS vs exact
+        ("Final Answer: b", "b", "Multi Choice", ["NO"], 1.0, 1.0),
+        ("I cannot read the chart.", "24%", "Hypothetical", ["NO"], 0.0, 0.0),
+        ("Final Answer: Asia", "Asia", "Conversational", ["NO"], 1.0, 1.0),
+    ],
+)
+def test_chartqapro_score_on_messy_outputs(response, target, qtype, flags, official, paper):
+    sample = chart_sample(target, qtype, flags)
+    got = chartqapro.score(response, sample)
+    assert got["score"] == got["relaxed_accuracy"] == pytest.approx(official)
+    assert chartqapro.score(response, sample, "paper")["score"] == pytest.approx(paper)
+    assert got["formatted"] == float("Final Answer" in response)
+    with pytest.raises(ValueError, match="no profile"):
+        chartqapro.score(response, sample, "lmms_eval")
+
+
+def test_chartqapro_loads_jsonl(tmp_path):
+    root = stage("chartqapro", tmp_path)
+    for i, name in enumerate(("chart_bar", "chart_line", "chart_pie")):
+        place(root, f"images/{name}.png", (40 * i, 90, 200))
+    result = chartqapro.load(root)
+    assert [s.id for s in result.samples] == ["0", "1", "2", "3", "4", "5", "6"]
+    assert problems(result) == {
+        "7": "missing field(s) Answer",
+        "8": "Year flags are empty",
+        "9": "the last Answer is blank",
+        "line 11": problems(result)["line 11"],
+    }
+    assert problems(result)["line 11"].startswith("not JSON")
+    assert result.missing_media == [str(root / "images" / "not_downloaded.png")]
+    assert result.notes["format"] == "jsonl"
+    by_id = {s.id: s for s in result.samples}
+    assert by_id["0"].media == str(root / "images" / "chart_bar.png")
+    assert by_id["0"].cluster == by_id["1"].cluster == "chart_bar.png"
+    assert by_id["1"].extra["year_flags"] == ["YES"]
+    conv = by_id["3"]
+    assert conv.target == "Asia" and conv.question == "Which of them is larger?"
+    assert conv.extra["year_flags"] == ["NO"]  # the last flag only
+    assert "Conversation:\nQ: Which two regions exceed 40%?\nA: [Asia, Europe]" in conv.prompt
+    fact = by_id["4"]
+    assert fact.prompt.startswith("Energy mix of the country in 2020")
+    assert "true or false" in fact.prompt
+    assert "letters only" in by_id["2"].prompt
+    for sample in result.samples:
+        assert sample.kind == "open_ended"
+        assert sample.prompt.endswith(chartqapro.ANSWER_FORMAT)
+        assert sample_from_json(json.loads(json.dumps(sample_to_json(sample)))) == sample
+    assert {s.categories["question_type"] for s in result.samples} == {
+        "Factoid",
+        "Multi Choice",
+        "Conversational",
+        "Fact Checking",
+        "Hypothetical",
+    }
+
+
+def test_chartqapro_loads_hf_parquet_and_extracts_images_once(tmp_path):
+    red, blue = image_bytes((255, 0, 0)), image_bytes((0, 0, 255), "JPEG")
+    row = {
+        "Question": ["What is the peak?"],
+        "Answer": ["42"],
+        "Question Type": "Factoid",
+        "Year": ["NO"],
+        "Paragraph": "",
+    }
+    rows = [
+        {**row, "image": {"bytes": red, "path": None}},
+        {**row, "image": {"bytes": red, "path": None}, "Answer": ["43"]},
+        {**row, "image": {"bytes": blue, "path": "chart.jpg"}},
+        {**row, "image": {"bytes": None, "path": None}},
+    ]
+    write_parquet(tmp_path / "data" / "test-00000-of-00001.parquet", rows)
+    result = chartqapro.load(tmp_path)
+    assert [s.id for s in result.samples] == ["0", "1", "2"]
+    assert list(problems(result)) == ["3"] and "no path or bytes" in problems(result)["3"]
+    assert result.missing_media == [] and result.notes["format"] == "parquet"
+    first, second, third = result.samples
+    assert first.media == second.media and first.cluster == second.cluster
+    assert Path(first.media).suffix == ".png" and Path(third.media).suffix == ".jpg"
+    assert Path(first.media).read_bytes() == red
+    assert Path(first.media).parent == tmp_path / "extracted_images"
+    again = chartqapro.load(tmp_path)  # reuses the written files
+    assert [s.media for s in again.samples] == [s.media for s in result.samples]
+
+
+def test_chartqapro_missing_annotations_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no annotations"):
+        chartqapro.load(tmp_path)
+
+
+# ----------------------------------------------------------------------------- SlideVQA
+
+
+@pytest.mark.parametrize(
+    ("prediction", "gold", "question", "em", "f1"),
+    [
+        ("Yes, it is.", "yes", "Is it growing?", 1.0, 1.0),
+        ("No, they don't", "No", "Do they?", 1.0, 1.0),  # yes/no truncation
+        ("Three", "3", "What is the count?", 1.0, 1.0),  # number words
+        ("nineteen", "19", "What is the count?", 1.0, 1.0),
+        ("45 percent", "45%", "What share?", 1.0, 1.0),
+        ("12 regions", "12", "In how many regions is it sold?", 1.0, 1.0),  # unit removed
+        ("12 regions", "12", "How many regions?", 0.0, 2 / 3),  # capital "How": no removal
+        ("country Japan", "Japan", "In which country is it?", 1.0, 1.0),
+        ("The Beatles", "beatles", "Who?", 1.0, 1.0),
+        ("sales and marketing", "sales & marketing", "What?", 1.0, 1.0),
+        ("due to rain", "rain", "Why?", 1.0, 1.0),
+        ("5 hours", "5 hrs", "How long?", 1.0, 1.0),
+        ("2 times", "two", "How often?", 0.0, 2 / 3),
+        ("", "3", "What?", 0.0, 0.0),
+        ("Paris", "London", "Where?", 0.0, 0.0),
+    ],
+)
+def test_slidevqa_official_normalisation(prediction, gold, question, em, f1):
+    assert slidevqa.official_em_f1(prediction, gold, question) == pytest.approx((em, f1))
+
+
+@pytest.mark.parametrize(
+    ("response", "target", "official", "lmms_eval"),
+    [
+        ("Final Answer: Three", "3", (1.0, 1.0), (0.0, 0.0)),
+        ("Reasoning.\nFinal Answer: The Cloud Strategy.", "Cloud Strategy", (1.0, 1.0), (1.0, 1.0)),
+        ("Final Answer: yes, it grows", "Yes", (1.0, 1.0), (0.0, 0.5)),
+        ("<answer>45 percent</answer>", "45%", (1.0, 1.0), (0.0, 2 / 3)),
+        ("I am not sure.", "finance", (0.0, 0.0), (0.0, 0.0)),
+    ],
+)
+def test_slidevqa_score_on_messy_outputs(response, target, official, lmms_eval):
+    sample = Sample("1", "", "What is it?", "p", "open_ended", target)
+    for profile, (em, f1) in (("official", official), ("lmms_eval", lmms_eval)):
+        got = slidevqa.score(response, sample, profile)
+        assert (got["em"], got["f1"]) == pytest.approx((em, f1)), profile
+        assert got["score"] == got["em"]
+    with pytest.raises(ValueError, match="no profile"):
+        slidevqa.score("x", sample, "paper")
+
+
+def test_slidevqa_loads_github_jsonl_with_deck_folders(tmp_path):
+    root = stage("slidevqa", tmp_path)
+    deck = root / "images" / "test" / "cloud-strategy-2019"
+    for page in (1, 2):  # page 3 was never downloaded
+        place(deck, f"cloud-strategy-2019-{page}-1024.jpg", (page * 60, 10, 10))
+    place(root, "images/test/hr-onboarding/hr-onboarding-1-1024.jpg")
+    result = slidevqa.load(root)
+    assert [s.id for s in result.samples] == ["1001", "1002", "1003", "2001"]
+    assert problems(result) == {
+        "2002": "evidence_pages outside 1-20: [25]",
+        "2003": "missing field(s) answer",
+        "2004": "no page images (page_1..page_20 or image_urls)",
+    }
+    by_id = {s.id: s for s in result.samples}
+    page = {n: str(deck / f"cloud-strategy-2019-{n}-1024.jpg") for n in (1, 2, 3)}
+    assert by_id["1001"].media == page[2]  # the evidence page
+    assert by_id["1002"].media == page[1]  # the lowest evidence page, 3 and 1
+    assert by_id["1002"].extra["evidence_pages"] == [1, 3]
+    assert by_id["1003"].media == page[1]  # no evidence pages: page 1
+    assert by_id["1001"].extra["pages"] == [page[1], page[2]]
+    assert by_id["1001"].extra["page_numbers"] == [1, 2]
+    assert by_id["1001"].extra["missing_pages"] == [3]
+    hr_page_2 = root / "images" / "test" / "hr-onboarding" / "hr-onboarding-2-1024.jpg"
+    assert result.missing_media == [str(hr_page_2)]  # 2001's evidence page is absent
+    assert by_id["2001"].cluster == "hr-onboarding"
+    assert by_id["1002"].categories == {"reasoning_type": "multi-hop", "answer_type": "Single-span"}
+    assert result.notes["missing_pages"] == 3 + 1
+    assert by_id["1001"].prompt.endswith(chartqapro.ANSWER_FORMAT)
+
+
+def test_slidevqa_loads_hf_parquet_pages(tmp_path):
+    pages = {f"page_{n}": None for n in range(1, 21)}
+    pages.update(
+        {f"page_{n}": {"bytes": image_bytes((n * 50, 0, 0)), "path": None} for n in (1, 2, 3)}
+    )
+    base = {"deck_name": "deck-a", "arithmetic_expression": None, "answer_type": "Non-span"}
+    rows = [
+        {
+            **base,
+            **pages,
+            "qa_id": 7,
+            "question": "How many?",
+            "answer": "4",
+            "evidence_pages": [3],
+        },
+        {**base, **pages, "qa_id": 8, "question": "What?", "answer": "x", "evidence_pages": []},
+    ]
+    write_parquet(tmp_path / "data" / "test-00000-of-00001.parquet", rows)
+    result = slidevqa.load(tmp_path)
+    assert result.errors == [] and result.missing_media == []
+    first, second = result.samples
+    assert first.id == "7" and first.extra["page_numbers"] == [1, 2, 3]
+    assert first.media == first.extra["pages"][2]
+    assert second.media == second.extra["pages"][0]
+    assert first.extra["pages"] == second.extra["pages"]  # one file per distinct page
+    assert all(Path(p).is_file() for p in first.extra["pages"])
+    assert first.extra["missing_pages"] == []
+
+
+# ----------------------------------------------------------------------------- VQAonline
+
+
+@pytest.mark.parametrize(
+    ("response", "target", "em", "f1"),
+    [
+        ("Final Answer: A border collie mix.", "A border collie mix.", 1.0, 1.0),
+        ("Final Answer: border collie", "A border collie mix.", 0.0, 0.8),
+        ("It is probably an oleander.", "Looks like Nerium oleander.", 0.0, 0.25),
+        ("Final Answer:", "A bird.", 0.0, 0.0),
+    ],
+)
+def test_vqaonline_squad_scores(response, target, em, f1):
+    got = vqaonline.score(response, Sample("1", "", "q", "p", "open_ended", target))
+    assert (got["em"], got["f1"]) == pytest.approx((em, f1))
+    assert got["score"] == got["f1"]
+
+
+def test_vqaonline_loads_json_list(tmp_path):
+    root = stage("vqaonline", tmp_path)
+    place(root, "images1/fruit_uyuni.png")
+    place(root, "images/plant_morocco.png", (0, 120, 0))
+    result = vqaonline.load(root)
+    assert [s.id for s in result.samples] == ["0", "1", "2"]
+    assert set(problems(result)) == {"3", "4", "5"}
+    assert "answer" in problems(result)["3"] and "image" in problems(result)["4"]
+    assert result.missing_media == [str(root / "lost_image.png")]
+    first, second = result.samples[:2]
+    assert first.media == str(root / "images1" / "fruit_uyuni.png")
+    assert second.media == str(root / "images" / "plant_morocco.png")
+    assert "Context: Fruit diameter" in first.prompt and "Context:" not in second.prompt
+    assert first.categories == {"topic": "biology"}
+
+
+def test_vqaonline_loads_an_object_of_records(tmp_path):
+    records = {"4360": {"image": "a.png", "question": "What?", "context": "", "answer": "A."}}
+    (tmp_path / "test.json").write_text(json.dumps(records))
+    place(tmp_path, "a.png")
+    result = vqaonline.load(tmp_path)
+    assert [s.id for s in result.samples] == ["4360"] and result.missing_media == []
+
+
+# ----------------------------------------------------------------------------- contract
+
+
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.name)
+def test_tasks_follow_the_runner_contract(task):
+    assert task.profiles[0] == "official"
+    samples = [
+        Sample(
+            "a",
+            "",
+            "What?",
+            "p",
+            "open_ended",
+            "42",
+            categories={"question_type": "Factoid"},
+            cluster="c1",
+            extra={"year_flags": ["NO"]},
+        ),
+        Sample(
+            "b",
+            "",
+            "What?",
+            "p",
+            "open_ended",
+            "Asia",
+            categories={"question_type": "Factoid"},
+            cluster="c1",
+            extra={"year_flags": ["NO"]},
+        ),
+    ]
+    for profile in task.profiles:
+        metrics = [task.score("Final Answer: 42", s, profile) for s in samples]
+        assert all("score" in m for m in metrics)
+        out = task.aggregate(samples, metrics, profile)
+        assert task.primary in out and out[task.primary] == pytest.approx(0.5)
+        assert math.isnan(task.aggregate([], [], profile)[task.primary])
+        assert per_item_stats(samples, metrics)["score"]["mean"] == pytest.approx(0.5)
+        by_category(task, samples, metrics, profile)
+    with pytest.raises(ValueError, match="no profile"):
+        task.aggregate(samples, metrics, "vlmeval")
+    assert task.description
