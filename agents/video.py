@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 REENCODE_HINT = "re-encode with `ffmpeg -i in.mp4 -c:v libx264 out.mp4`"
 DOWNLOAD_HINT = "check the file was fully downloaded"
 BACKENDS = ("pyav", "decord")
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
+STILL_SECONDS = 1.0  # the "duration" of a still image
 THREAD_TYPE = "AUTO"  # frame threads: lower latency for a little more CPU (bench/README.md)
 DECODE_THREADS = min(4, os.cpu_count() or 1)  # bounds frames in flight, so memory, per decode
 SEEK_GAP = 2.0  # seconds; without a keyframe index, seek for targets further ahead than this
@@ -110,6 +112,8 @@ def _duration_from_packets(container: av.container.InputContainer, stream: av.Vi
 @lru_cache(maxsize=1024)
 def _probe_cached(path: str, mtime_ns: int, size: int) -> VideoInfo:
     p = Path(path)
+    if p.suffix.lower() in IMAGE_EXTENSIONS:
+        return _probe_image(p)
     with _open(p) as container:
         stream = _video_stream(container, p)
         try:
@@ -135,6 +139,27 @@ def _probe_cached(path: str, mtime_ns: int, size: int) -> VideoInfo:
     if info.width <= 0 or info.height <= 0 or info.fps <= 0:
         raise VideoError(f"{p} has no usable frame size or rate ({info}); {REENCODE_HINT}")
     return info
+
+
+def _probe_image(p: Path) -> VideoInfo:
+    """A still image is a one-second, one-frame "video" (chart, slide or document page)."""
+    image = cv2.imread(str(p), cv2.IMREAD_COLOR)
+    if image is None:
+        raise VideoError(f"{p} cannot be read as an image; check the file or convert it to PNG")
+    height, width = image.shape[:2]
+    return VideoInfo(str(p), STILL_SECONDS, 1.0, width, height, "image")
+
+
+def _decode_image(info: VideoInfo, times: list[float], size: tuple[int, int], quality: int):
+    image = cv2.imread(info.path, cv2.IMREAD_COLOR)
+    if image is None:
+        raise VideoError(f"{info.path} cannot be read as an image")
+    jpeg = _encode(image, size, quality)
+    return {t: (0.0, jpeg) for t in times}
+
+
+def is_still(info: VideoInfo) -> bool:
+    return info.codec == "image"
 
 
 def probe(path: str | os.PathLike) -> VideoInfo:
@@ -296,6 +321,8 @@ def decode_frames(
         return []
     size = fit_pixels(info.width, info.height, max_pixels)
     decode = _decode_pyav if backend == "pyav" else _decode_decord
+    if is_still(info):
+        decode = _decode_image
     found = decode(info, times, size, jpeg_quality)
     log.debug("decoded %d frames from %s at %dx%d", len(found), info.path, *size)
     return [Frame(found[t][0], t, size[0], size[1], found[t][1]) for t in times]

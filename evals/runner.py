@@ -175,7 +175,8 @@ async def _run_sample(
         prompt = sample.prompt
         if task.render_prompt is not None:
             info = await asyncio.to_thread(video.probe, sample.media)
-            times = video.overview_timestamps(info.duration, context.overview_frames)
+            frames = 1 if video.is_still(info) else context.overview_frames
+            times = video.overview_timestamps(info.duration, frames)
             prompt = task.render_prompt(sample, times)
         results = await asyncio.gather(
             *(

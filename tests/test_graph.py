@@ -239,3 +239,32 @@ async def test_a_benchmark_prompt_replaces_the_question_block(needle_video, boar
     text = "".join(p.get("text", "") for p in model.main_requests[0].messages[1]["content"])
     assert official in text and "<answer></answer>" in text
     assert "Question: What colour" not in text
+
+
+async def test_a_still_image_runs_as_a_one_frame_video(tmp_path, board):
+    import cv2
+    import numpy as np
+
+    chart = tmp_path / "chart.png"
+    image = np.full((300, 400, 3), 255, np.uint8)
+    cv2.rectangle(image, (50, 100), (120, 280), (0, 0, 255), -1)
+    cv2.imwrite(str(chart), image)
+    model = ScriptedModel(main=["<think>x</think><answer>Final Answer: 12</answer>"])
+    graph = compile_graph(model, board, checkpointer=InMemorySaver())
+    result = await run_question(
+        graph,
+        board,
+        video_path=str(chart),
+        question="Bar height?",
+        context=Context(overview_frames=16),
+    )
+    assert result.status == "answered" and result.trace["overview"]["timestamps"] == [0.5]
+    assert model.main_requests[0].images() == 1
+
+
+async def test_an_unreadable_image_is_a_clear_error(tmp_path, board):
+    broken = tmp_path / "page.png"
+    broken.write_bytes(b"not a png")
+    graph = compile_graph(ScriptedModel(), board, checkpointer=InMemorySaver())
+    with pytest.raises(VideoError, match=r"page\.png cannot be read as an image"):
+        await run_question(graph, board, video_path=str(broken), question="q")

@@ -22,7 +22,8 @@ def make_prepare(board: Board):
         info = await asyncio.to_thread(video.probe, state["video"])
         run_id = state.get("run_id") or uuid.uuid4().hex[:12]
         thread_id = str(config.get("configurable", {}).get("thread_id", run_id))
-        timestamps = video.overview_timestamps(info.duration, ctx.overview_frames)
+        frames = 1 if video.is_still(info) else ctx.overview_frames  # an image is one frame
+        timestamps = video.overview_timestamps(info.duration, frames)
         overview = prompts.frames_part(info.path, timestamps, ctx.overview_max_pixels)
         content = prompts.main_user_content(
             state["question"],
