@@ -1,7 +1,7 @@
 """The board study: run several graph configurations over one task and write one report.
 
-Configurations (a registry; pick any subset): a single agent without tools or board, the
-ParaVT isolated sub-agents, a shared board, a verified board, a verified board with the
+Configurations (a registry; pick any subset): a single agent without tools or board, two
+agents on one board (a scanner writes, a checker answers), the ParaVT isolated sub-agents, a shared board, a verified board, a verified board with the
 length gate, and majority voting (N = 5 at temperature 0.7) as the compute-matched ensemble
 baseline. The report has the accuracy-cost table, the Pareto plot (vision counted in the
 cost), and paired-bootstrap CIs of each configuration against the single agent.
@@ -34,6 +34,10 @@ class StudyConfig:
 
 STUDY_CONFIGS: dict[str, StudyConfig] = {
     "single": StudyConfig({"dispatch": "none"}, description="one agent, no tools, no board"),
+    "two_agent": StudyConfig(
+        {"dispatch": "none", "scanner_first": True, "board_mode": "shared"},
+        description="a scanner writes a note on one board, a checker answers",
+    ),
     "isolated": StudyConfig({"board_mode": "isolated"}, description="ParaVT sub-agents"),
     "shared": StudyConfig({"board_mode": "shared"}, description="sub-agents read the board"),
     "verified": StudyConfig({"board_mode": "verified"}, description="shared, verify gate on"),

@@ -1,9 +1,13 @@
 """The whole machine: every node and edge of the ParaVT graph, wired in one place.
 
-START -> prepare -> main_agent --(answer)--> finish -> END
-                        |  ^
-         Send per call  v  |
-                  sub_agent -> collect
+    START -> prepare -> main_agent --(final)--> length_gate --> finish -> END
+               |          |  ^   ^------(too short, once)-----'
+               |  Send per call  |
+               v          v      |
+             sub_agent --Send--> verify_gate -> collect
+
+prepare sends the scanner first in two-agent mode. The verify and length gates are always
+wired and pass through when switched off.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from graphs.nodes.main_agent import make_main_agent
 from graphs.nodes.prepare import make_prepare
 from graphs.nodes.sub_agent import make_sub_agent
 from graphs.nodes.verify_gate import make_verify_gate
-from graphs.routing import route_after_length, route_after_main
+from graphs.routing import route_after_length, route_after_main, route_after_prepare
 from graphs.state import InputState, OutputState, State
 
 
@@ -40,7 +44,7 @@ def build_graph(llm: ChatModel, board: Board) -> StateGraph:
     graph.add_node("finish", make_finish(board))
 
     graph.add_edge(START, "prepare")
-    graph.add_edge("prepare", "main_agent")
+    graph.add_conditional_edges("prepare", route_after_prepare, ["sub_agent", "main_agent"])
     graph.add_conditional_edges(
         "main_agent", route_after_main, ["sub_agent", "collect", "length_gate"]
     )

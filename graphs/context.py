@@ -42,6 +42,11 @@ class Context:
         "notes the verify gate judged SUPPORTED (verified).",
     )
     board_max_chars: int = _knob(2000, "Most characters of earlier notes shown to a sub-agent.")
+    scanner_first: bool = _knob(
+        False,
+        "Two-agent collaboration: a scanner sub-agent writes a note on the whole input first; "
+        "the main agent (the checker) reads the board before its first turn.",
+    )
     length_gate: bool = _knob(
         False, "Send a too-short open-ended answer back once with a coverage instruction."
     )

@@ -9,10 +9,20 @@ from langgraph.types import Send
 from graphs.state import State, SubAgentTask
 
 
+def route_after_prepare(state: State) -> list[Send] | Literal["main_agent"]:
+    """The scanner's pass (two-agent mode) runs before the main agent's first turn."""
+    return _sends(state) or "main_agent"
+
+
 def route_after_main(state: State) -> list[Send] | Literal["collect", "length_gate"]:
     """Final -> length gate; else one Send per runnable call, or collect if every call failed."""
     if state["status"] != "running":
         return "length_gate"
+    return _sends(state) or "collect"
+
+
+def _sends(state: State) -> list[Send]:
+    """One sub-agent per runnable call of the current turn."""
     turn = state["turn"]
     earlier = [r for r in state.get("tool_results", []) if r["turn"] < turn]
     sends = [
@@ -32,7 +42,7 @@ def route_after_main(state: State) -> list[Send] | Literal["collect", "length_ga
         for call in state["calls"]
         if call["turn"] == turn and call["error"] is None
     ]
-    return sends or "collect"
+    return sends
 
 
 def route_after_length(state: State) -> Literal["main_agent", "finish"]:

@@ -72,7 +72,7 @@ class State(InputState, OutputState):
     messages: Annotated[list[AnyMessage], add_messages]
     duration: float
     overview: dict[str, Any]  # frame reference of the overview frames
-    turn: int  # tool rounds completed so far
+    turn: int  # tool rounds completed so far (-1 while a two-agent scanner looks first)
     calls: Annotated[list[CallRecord], operator.add]
     tool_results: Annotated[list[ToolResult], operator.add]
     model_calls: Annotated[list[ModelCall], operator.add]

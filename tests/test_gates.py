@@ -161,3 +161,25 @@ def test_the_length_rule():
     assert meets_min_length(" ".join(["w"] * 80), "Describe the scene")
     assert not meets_min_length(" ".join(["w"] * 79), "Describe the scene")
     assert meets_min_length("\n".join(f"{i}. x" for i in range(6)), "Describe the scene")
+
+
+async def test_two_agent_mode_scans_the_whole_video_then_the_checker_answers(needle_video, board):
+    model = ScriptedModel(main=["<think>x</think><answer>A</answer>"], sub=sub)
+    result = await ask(model, board, needle_video, dispatch="none", scanner_first=True)
+    assert result.status == "answered" and len(model.sub_requests) == 1
+    assert "window 0.0 - 60.0" in model.sub_requests[0].text()
+    first = model.main_requests[0].text()
+    assert "Notes a scanner agent wrote" in first and "note about 0.0 - 60.0" in first
+    assert [n.key for n in board.notes(result.run_id)] == ["t-1c0"]
+
+
+async def test_the_scanner_note_goes_through_the_verify_gate(needle_video, board):
+    model = ScriptedModel(
+        main=["<think>x</think><answer>A</answer>"], sub=sub, verify=lambda request: "UNSUPPORTED"
+    )
+    result = await ask(
+        model, board, needle_video, dispatch="none", scanner_first=True, board_mode="verified"
+    )
+    first = model.main_requests[0].text()
+    assert "note about" not in first and "withheld" in first
+    assert board.notes(result.run_id)[0].verdict == "UNSUPPORTED"

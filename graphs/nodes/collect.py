@@ -17,6 +17,15 @@ async def collect(state: State, runtime: Runtime[Context]) -> dict:
     results = {r["index"]: r for r in state["tool_results"] if r["turn"] == turn}
     calls = sorted((c for c in state["calls"] if c["turn"] == turn), key=lambda c: c["index"])
     parts = []
+    if calls and calls[0]["arguments"].get("scanner"):  # two-agent mode: the board, not a tool
+        result = results[calls[0]["index"]]
+        note = (
+            result["content"]
+            if result["verdict"] in (None, "SUPPORTED")
+            else (f"(withheld: the check judged the scanner's note {result['verdict']})")
+        )
+        text = f"Notes a scanner agent wrote on the shared board:\n{note}"
+        return {"messages": [HumanMessage(content=[prompts.text_part(text)])], "turn": turn + 1}
     for position, call in enumerate(calls):
         parts.append(prompts.text_part(("\n" if position else "") + "<tool_response>\n"))
         result = results.get(call["index"])

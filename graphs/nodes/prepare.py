@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 from agents import prompts, video
 from graphs.board import Board
 from graphs.context import Context
-from graphs.state import State
+from graphs.state import CallRecord, State
 
 
 def make_prepare(board: Board):
@@ -43,12 +43,25 @@ def make_prepare(board: Board):
             settings=asdict(ctx),
             thread_id=thread_id,
         )
+        scanner = []
+        if ctx.scanner_first:  # a call nobody typed: the scanner's window is the whole input
+            scanner = [
+                CallRecord(
+                    turn=-1,
+                    index=0,
+                    arguments={"scanner": True},
+                    start=0.0,
+                    end=info.duration,
+                    error=None,
+                )
+            ]
         return {
+            "calls": scanner,
             "run_id": run_id,
             "video": info.path,
             "duration": info.duration,
             "overview": overview,
-            "turn": 0,
+            "turn": -1 if scanner else 0,  # the scanner's pass is turn -1
             "status": "running",
             "answer": None,
             "final_text": None,
