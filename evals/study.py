@@ -1,10 +1,11 @@
 """The board study: run several graph configurations over one task and write one report.
 
 Configurations (a registry; pick any subset): a single agent without tools or board, two
-agents on one board (a scanner writes, a checker answers), the ParaVT isolated sub-agents, a shared board, a verified board, a verified board with the
-length gate, and majority voting (N = 5 at temperature 0.7) as the compute-matched ensemble
-baseline. The report has the accuracy-cost table, the Pareto plot (vision counted in the
-cost), and paired-bootstrap CIs of each configuration against the single agent.
+agents on one board (a scanner writes, a checker answers), the ParaVT isolated sub-agents,
+a shared board, a verified board, a verified board with the length gate, and majority
+voting (N = 5 at temperature 0.7) as the compute-matched ensemble baseline. The report has
+the accuracy-cost table, the Pareto plot (vision counted in the cost), and paired-bootstrap
+CIs of each configuration against the single agent.
 """
 
 from __future__ import annotations
