@@ -298,6 +298,8 @@ def aggregate(
 
 
 TASK = Task(
+    # Charts and pages need detail: about 896x896 pixels per image, not 224x224.
+    context={"overview_max_pixels": 802_816, "crop_max_pixels": 802_816},
     name="slidevqa",
     load=load,
     score=score,
