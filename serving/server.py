@@ -21,11 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
-import binascii
-import io
 import logging
-import re
 import sys
 import time
 import uuid
@@ -37,7 +33,6 @@ _LAUNCHED = time.perf_counter()  # before the heavy imports: "ready" is timed fr
 from fastapi import FastAPI, Request  # noqa: E402
 from fastapi.exceptions import RequestValidationError  # noqa: E402
 from fastapi.responses import JSONResponse  # noqa: E402
-from PIL import Image  # noqa: E402
 from pydantic import BaseModel, ConfigDict, Field  # noqa: E402
 
 from serving.engine import (  # noqa: E402
@@ -48,10 +43,9 @@ from serving.engine import (  # noqa: E402
     RequestError,
     ensure_tiny_model,
 )
+from serving.messages import convert_messages  # noqa: E402
 
 logger = logging.getLogger(__name__)
-
-_DATA_URL = re.compile(r"data:image/[\w.+-]+;base64,(?P<data>.*)", re.DOTALL)
 
 
 class ChatRequest(BaseModel):
@@ -82,63 +76,6 @@ class ChatRequest(BaseModel):
     add_generation_prompt: bool | None = None
     return_token_ids: bool = False
     skip_special_tokens: bool = False
-
-
-def decode_image(url: str) -> Image.Image:
-    """Decode a base64 ``data:image/...`` URL into an RGB image, or raise ``RequestError``."""
-    match = _DATA_URL.fullmatch(url.strip())
-    if match is None:
-        raise RequestError(
-            f"image_url must be a base64 data URL (data:image/...;base64,...), got {url[:40]!r}",
-            param="messages",
-        )
-    try:
-        raw = base64.b64decode(match["data"], validate=True)
-        image = Image.open(io.BytesIO(raw))
-        image.load()
-        return image.convert("RGB")
-    except (binascii.Error, ValueError, OSError, Image.DecompressionBombError) as exc:
-        raise RequestError(f"image_url is not a decodable image: {exc}", param="messages") from exc
-
-
-def convert_messages(messages: list[dict[str, Any]]) -> tuple[list[dict], list[Image.Image]]:
-    """OpenAI messages -> chat-template messages (images as ``{"type": "image"}``) + images."""
-    converted, images = [], []
-    for i, message in enumerate(messages):
-        role, content = message.get("role"), message.get("content")
-        if role not in ("system", "user", "assistant", "tool"):
-            raise RequestError(
-                f"messages[{i}].role must be system, user, assistant or tool", param="messages"
-            )
-        if isinstance(content, list):
-            parts = []
-            for part in content:
-                kind = part.get("type") if isinstance(part, dict) else None
-                if kind == "text" and isinstance(part.get("text"), str):
-                    parts.append({"type": "text", "text": part["text"]})
-                elif kind == "image_url":
-                    url = part.get("image_url")
-                    url = url.get("url") if isinstance(url, dict) else url
-                    if not isinstance(url, str):
-                        raise RequestError(f"messages[{i}]: image_url has no url", param="messages")
-                    images.append(decode_image(url))
-                    parts.append({"type": "image"})
-                else:
-                    raise RequestError(
-                        f"messages[{i}]: unsupported content part {kind!r} "
-                        "(text and image_url data URLs are supported)",
-                        param="messages",
-                    )
-            content = parts
-        elif content is not None and not isinstance(content, str):
-            raise RequestError(
-                f"messages[{i}].content must be a string or a list", param="messages"
-            )
-        out = {"role": role, "content": content if content is not None else ""}
-        if message.get("tool_calls"):
-            out["tool_calls"] = message["tool_calls"]
-        converted.append(out)
-    return converted, images
 
 
 def _error(status: int, message: str, kind: str, param: str | None = None) -> JSONResponse:

@@ -19,7 +19,7 @@ from graphs.builder import compile_graph  # noqa: E402
 from graphs.context import Context  # noqa: E402
 from graphs.run import run_question  # noqa: E402
 from serving.engine import LocalVLM  # noqa: E402
-from serving.server import convert_messages  # noqa: E402
+from serving.messages import convert_messages  # noqa: E402
 from tests.fakes import ScriptedModel, calls  # noqa: E402
 from training.collate import IGNORE_INDEX, FramesCollator, to_pil  # noqa: E402
 from training.sft_data import (  # noqa: E402

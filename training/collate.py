@@ -28,7 +28,7 @@ IGNORE_INDEX = -100
 def to_pil(image: Any) -> Image.Image:
     """An RGB image from PIL, JPEG/PNG bytes, a ``{"bytes", "path"}`` dict or a file path.
 
-    Decoded as ``serving.server.decode_image`` decodes a data URL, so the pixels match.
+    Decoded as ``serving.messages.decode_image`` decodes a data URL, so the pixels match.
     """
     if isinstance(image, Mapping):
         image = image.get("bytes") or image.get("path")

@@ -35,7 +35,7 @@ import torch
 
 from agents.completion import Completion, EndpointError, SamplingParams, Usage
 from serving.engine import GenerationSettings, LocalVLM, Prompt, RequestError
-from serving.server import convert_messages
+from serving.messages import convert_messages
 
 IN_PROCESS = "in-process://policy"
 
