@@ -26,6 +26,7 @@ from typing import Literal
 
 from agents.scoring.extract import extract_answer
 from agents.scoring.intervals import iou, parse_interval, recall_at
+from evals.formats import read_parquet
 from evals.media import MEDIA_DIRS, MediaIndex
 from evals.sample import RecordError, Sample
 from evals.tasks.base import LoadResult, Task
@@ -48,14 +49,6 @@ PROMPTS = {
     ),
 }
 PromptStyle = Literal["default", "lmms_eval"]
-
-
-def _read_parquet(path: Path) -> list[dict]:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError as err:
-        raise ImportError(f"reading {path} needs pyarrow: pip install paravt-graph[evals]") from err
-    return pq.read_table(path).to_pylist()
 
 
 def parse_line(line: str, *, source: str, index: int) -> dict:
@@ -138,7 +131,7 @@ def load(data_dir: Path, *, prompt: PromptStyle = "default") -> LoadResult:
             lines = path.read_text(encoding="utf-8").splitlines()
             records = [line for line in lines if line.strip()]
         else:
-            records = _read_parquet(path)
+            records = read_parquet(path)
         for record in records:
             try:
                 if isinstance(record, str):

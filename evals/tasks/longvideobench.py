@@ -22,6 +22,7 @@ from pathlib import Path
 
 from agents.scoring.extract import extract_answer
 from agents.scoring.letters import videomme_official
+from evals.formats import read_parquet
 from evals.media import MediaIndex
 from evals.sample import RecordError, Sample
 from evals.tasks.base import LoadResult, Task
@@ -32,14 +33,6 @@ LETTERS = "ABCDE"
 UNUSED = "N/A"
 POST_PROMPT = "Answer with the option's letter from the given choices directly."
 FIELDS = ("id", "video_path", "question", "correct_choice")
-
-
-def _read_parquet(path: Path) -> list[dict]:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError as err:
-        raise ImportError(f"reading {path} needs pyarrow: pip install paravt-graph[evals]") from err
-    return pq.read_table(path).to_pylist()
 
 
 def candidates_of(record: dict, source: str, rid: str) -> list[str]:
@@ -120,7 +113,7 @@ def _records(data_dir: Path) -> tuple[str, list[Path], list[tuple[str, list]]]:
     for folder in (data_dir, data_dir / "data"):
         files = sorted(folder.glob("validation-*.parquet"))
         if files:
-            return "parquet", files, [(str(p), _read_parquet(p)) for p in files]
+            return "parquet", files, [(str(p), read_parquet(p)) for p in files]
     raise FileNotFoundError(
         f"no LongVideoBench annotations under {data_dir}: expected lvb_val.json "
         "or validation-*.parquet"

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from agents.scoring.extract import extract_answer
 from agents.scoring.letters import mlvu_official
+from evals.formats import read_parquet
 from evals.media import MEDIA_DIRS, MediaIndex
 from evals.sample import RecordError, Sample
 from evals.tasks.base import LoadResult, Task
@@ -42,14 +43,6 @@ SYSTEM_PROMPT = (
 POST_PROMPT = "Only give the best option."
 ANSWER_PREFILL = "Best option:("  # official choice_bench.py; never part of Sample.prompt
 _OPTION = re.compile(r"^\s*\(([A-H])\)\s?(.*)$")
-
-
-def _read_parquet(path: Path) -> list[dict]:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError as err:
-        raise ImportError(f"reading {path} needs pyarrow: pip install paravt-graph[evals]") from err
-    return pq.read_table(path).to_pylist()
 
 
 def task_name(name: str) -> str:
@@ -243,7 +236,7 @@ def load(data_dir: Path, *, tasks: Iterable[str] = MC_TASKS) -> LoadResult:
         counters: dict[str, int] = {}
         folders = {t: task_dirs(data_dir, t) for t in wanted}
         for path in files:
-            for record in _read_parquet(path):
+            for record in read_parquet(path):
                 task = task_name(str(record.get("task_type") or record.get("question_type")))
                 index = counters[task] = counters.get(task, -1) + 1
                 if task not in (*MC_TASKS, *GENERATION_TASKS):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from agents.scoring.extract import extract_answer
 from agents.scoring.letters import videomme_lmms_eval, videomme_official
+from evals.formats import read_parquet
 from evals.media import MediaIndex
 from evals.sample import RecordError, Sample
 from evals.subtitles import read_srt, subtitles_for_frames
@@ -40,14 +41,6 @@ SUBTITLE_INSTRUCTION = (
 SUBTITLE_HEADER = "This video's subtitles are listed below:"
 POST_PROMPT = "The best answer is:"
 SUBTITLE_DIRS = ("subtitle", "subtitles")
-
-
-def _read_parquet(path: Path) -> list[dict]:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError as err:
-        raise ImportError(f"reading {path} needs pyarrow: pip install paravt-graph[evals]") from err
-    return pq.read_table(path).to_pylist()
 
 
 def annotation_files(data_dir: Path) -> list[Path]:
@@ -141,7 +134,7 @@ def load(data_dir: Path, *, subtitles: bool = False) -> LoadResult:
         subtitle_dir = existing[0] if existing else data_dir / SUBTITLE_DIRS[0]
     samples, errors, missing = [], [], {}
     for path in files:
-        for record in _read_parquet(path):
+        for record in read_parquet(path):
             try:
                 sample = record_to_sample(
                     record, source=str(path), media=media, subtitle_dir=subtitle_dir
