@@ -14,7 +14,7 @@ import pytest
 from evals.records import sample_from_json, sample_to_json
 from evals.results import by_category, per_item_stats
 from evals.sample import Sample
-from evals.tasks import chartqapro, slidevqa, vqaonline
+from evals.tasks import chartqapro, documents, slidevqa, vqaonline
 
 FIXTURES = Path(__file__).parent / "fixtures" / "doc_benchmarks"
 TASKS = (chartqapro.TASK, slidevqa.TASK, vqaonline.TASK)
@@ -80,7 +80,7 @@ def test_doctests_pass():
     ],
 )
 def test_final_answer_strips_the_board_study_prefix(response, text, formatted):
-    assert chartqapro.final_answer(response) == (text, formatted)
+    assert documents.final_answer(response) == (text, formatted)
 
 
 # ----------------------------------------------------------------------------- ChartQAPro
@@ -184,7 +184,7 @@ def test_chartqapro_loads_jsonl(tmp_path):
     assert "letters only" in by_id["2"].prompt
     for sample in result.samples:
         assert sample.kind == "open_ended"
-        assert sample.prompt.endswith(chartqapro.ANSWER_FORMAT)
+        assert sample.prompt.endswith(documents.ANSWER_FORMAT)
         assert sample_from_json(json.loads(json.dumps(sample_to_json(sample)))) == sample
     assert {s.categories["question_type"] for s in result.samples} == {
         "Factoid",
@@ -303,7 +303,7 @@ def test_slidevqa_loads_github_jsonl_with_deck_folders(tmp_path):
     assert by_id["2001"].cluster == "hr-onboarding"
     assert by_id["1002"].categories == {"reasoning_type": "multi-hop", "answer_type": "Single-span"}
     assert result.notes["missing_pages"] == 3 + 1
-    assert by_id["1001"].prompt.endswith(chartqapro.ANSWER_FORMAT)
+    assert by_id["1001"].prompt.endswith(documents.ANSWER_FORMAT)
 
 
 def test_slidevqa_loads_hf_parquet_pages(tmp_path):

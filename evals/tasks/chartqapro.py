@@ -19,132 +19,27 @@ study, ``Final Answer: <answer>``.
 from __future__ import annotations
 
 import ast
-import hashlib
-import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.scoring.extract import extract_answer
 from agents.scoring.text import anls
 from evals.media import MediaIndex
 from evals.sample import RecordError, Sample
 from evals.tasks.base import LoadResult, Task
+from evals.tasks.documents import (
+    ANSWER_FORMAT,
+    IMAGE_DIRS,
+    annotation_files,
+    final_answer,
+    image_file,
+    read_records,
+    text_list,
+)
 
-# ----------------------------------------------------------------------------- shared
-
-ANSWER_FORMAT = "End your reply with one line: Final Answer: <answer>"
-_FINAL_RE = re.compile(r"^[*_#\s]*final\s+answer[*_\s]*:[*_\s]*", re.IGNORECASE)
-IMAGE_DIRS = ("images", "image", "data", "")
-_MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"GIF8", ".gif"), (b"BM", ".bmp"))
 _PARSE_ERRORS = (ValueError, SyntaxError, TypeError, MemoryError, RecursionError)
-
-
-def final_answer(response: str) -> tuple[str, bool]:
-    """The answer text of a turn (``extract_answer``), without a leading ``Final Answer:``
-    (any case, markdown emphasis allowed); and whether that prefix was there.
-
-    >>> final_answer("The bars rise.\\n**Final Answer:** 42")
-    ('42', True)
-    >>> final_answer("<answer>final answer: Paris</answer>"), final_answer("Paris")
-    (('Paris', True), ('Paris', False))
-    """
-    text = extract_answer(response)
-    found = _FINAL_RE.match(text)
-    return (text[found.end() :].strip(), True) if found else (text, False)
-
-
-def annotation_files(data_dir: Path, patterns: Sequence[str], folders: Sequence[str]) -> list[Path]:
-    """The first non-empty match of ``patterns`` (in order) in ``folders`` (in order)."""
-    for folder in folders:
-        for pattern in patterns:
-            found = sorted((data_dir / folder).glob(pattern))
-            if found:
-                return found
-    wanted = ", ".join(f"{f or '.'}/{p}" for f in folders for p in patterns[:2])
-    raise FileNotFoundError(f"no annotations under {data_dir}: expected one of {wanted}, ...")
-
-
-def read_records(path: Path) -> Iterator[tuple[str | None, Any]]:
-    """(key, record) pairs of a .parquet, .jsonl or .json file. The key is the record's key
-    in a JSON object of records, else None; a torn JSONL line comes back as a RecordError."""
-    if path.suffix == ".parquet":
-        try:
-            import pyarrow.parquet as pq
-        except ImportError as err:
-            raise ImportError(f"reading {path} needs pyarrow: pip install pyarrow") from err
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=64):  # pages are big
-            for row in batch.to_pylist():
-                yield None, row
-    elif path.suffix == ".jsonl":
-        with open(path, encoding="utf-8") as lines:
-            for number, line in enumerate(lines, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    yield None, json.loads(line)
-                except json.JSONDecodeError as err:
-                    yield None, RecordError(str(path), f"line {number}", f"not JSON: {err}")
-    else:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path} is not JSON: {err}") from None
-        if isinstance(data, Mapping):
-            for key in ("data", "annotations", "questions"):
-                if isinstance(data.get(key), list):
-                    data = data[key]
-                    break
-        if isinstance(data, Mapping):
-            yield from ((str(k), v) for k, v in data.items())
-        elif isinstance(data, list):
-            yield from ((None, record) for record in data)
-        else:
-            raise ValueError(f"{path}: expected a list or an object of records")
-
-
-def image_file(value: Any, *, media: MediaIndex, image_dir: Path) -> tuple[str, bool] | None:
-    """(absolute path, exists) of an image given as a path, raw bytes, or an HF image struct
-    (``{"bytes": ..., "path": ...}``); bytes are written under ``image_dir`` by content hash.
-    None when the value holds no image."""
-    if isinstance(value, Mapping):
-        data, name = value.get("bytes"), value.get("path")
-        if data:
-            return _write_image(bytes(data), image_dir, Path(name or "").suffix), True
-        value = name
-    if isinstance(value, bytes | bytearray) and value:
-        return _write_image(bytes(value), image_dir, ""), True
-    if isinstance(value, str) and value.strip():
-        found = media.find(value.strip())
-        if found is not None:
-            return str(found.resolve()), True
-        return str((media.root / value.strip()).resolve()), False
-    return None
-
-
-def _write_image(data: bytes, folder: Path, suffix: str) -> str:
-    ext = next((e for magic, e in _MAGIC if data.startswith(magic)), None)
-    if ext is None:
-        ext = ".webp" if data[8:12] == b"WEBP" else (suffix or ".img")
-    path = (folder / (hashlib.sha1(data).hexdigest()[:20] + ext)).resolve()
-    if not path.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(path.suffix + ".part")
-        partial.write_bytes(data)
-        partial.replace(path)
-    return str(path)
-
-
-def text_list(value: Any, field: str, source: str, rid: str) -> list[str]:
-    """A list-of-strings field (a bare string counts as a list of one)."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, Sequence) and value and all(v is not None for v in value):
-        return [str(v) for v in value]
-    raise RecordError(source, rid, f"{field} must be a non-empty list of strings, got {value!r}")
-
 
 # ----------------------------------------------------------------------------- loading
 

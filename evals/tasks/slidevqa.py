@@ -30,7 +30,7 @@ from agents.scoring.text import exact_match, token_f1
 from evals.media import MediaIndex
 from evals.sample import RecordError, Sample
 from evals.tasks.base import LoadResult, Task
-from evals.tasks.chartqapro import (
+from evals.tasks.documents import (
     ANSWER_FORMAT,
     IMAGE_DIRS,
     annotation_files,

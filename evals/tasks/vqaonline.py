@@ -25,7 +25,7 @@ from agents.scoring.text import exact_match, token_f1
 from evals.media import MediaIndex
 from evals.sample import RecordError, Sample
 from evals.tasks.base import LoadResult, Task
-from evals.tasks.chartqapro import ANSWER_FORMAT, annotation_files, final_answer, read_records
+from evals.tasks.documents import ANSWER_FORMAT, annotation_files, final_answer, read_records
 
 PATTERNS = ("{split}.json", "{split}.jsonl", "{split}-*.parquet")
 REQUIRED = ("image", "question", "answer")
