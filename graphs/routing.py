@@ -25,7 +25,7 @@ def _sends(state: State) -> list[Send]:
     """One sub-agent per runnable call of the current turn."""
     turn = state["turn"]
     earlier = [r for r in state.get("tool_results", []) if r["turn"] < turn]
-    sends = [
+    return [
         Send(
             "sub_agent",
             SubAgentTask(
@@ -42,7 +42,6 @@ def _sends(state: State) -> list[Send]:
         for call in state["calls"]
         if call["turn"] == turn and call["error"] is None
     ]
-    return sends
 
 
 def route_after_length(state: State) -> Literal["main_agent", "finish"]:

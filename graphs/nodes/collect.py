@@ -16,16 +16,9 @@ async def collect(state: State, runtime: Runtime[Context]) -> dict:
     turn = state["turn"]
     results = {r["index"]: r for r in state["tool_results"] if r["turn"] == turn}
     calls = sorted((c for c in state["calls"] if c["turn"] == turn), key=lambda c: c["index"])
-    parts = []
     if calls and calls[0]["arguments"].get("scanner"):  # two-agent mode: the board, not a tool
-        result = results[calls[0]["index"]]
-        note = (
-            result["content"]
-            if result["verdict"] in (None, "SUPPORTED")
-            else (f"(withheld: the check judged the scanner's note {result['verdict']})")
-        )
-        text = f"Notes a scanner agent wrote on the shared board:\n{note}"
-        return {"messages": [HumanMessage(content=[prompts.text_part(text)])], "turn": turn + 1}
+        return {"messages": [scanner_message(results[calls[0]["index"]])], "turn": turn + 1}
+    parts = []
     for position, call in enumerate(calls):
         parts.append(prompts.text_part(("\n" if position else "") + "<tool_response>\n"))
         result = results.get(call["index"])
@@ -52,3 +45,13 @@ async def collect(state: State, runtime: Runtime[Context]) -> dict:
     if next_turn >= ctx.max_turns:
         parts.append(prompts.text_part("\n" + prompts.forced_answer_text(state.get("kind"))))
     return {"messages": [HumanMessage(content=merge_text_parts(parts))], "turn": next_turn}
+
+
+def scanner_message(result: dict) -> HumanMessage:
+    """The scanner's note as the checker reads it (withheld if the verify gate rejected it)."""
+    if result["verdict"] in (None, "SUPPORTED"):
+        note = result["content"]
+    else:
+        note = f"(withheld: the check judged the scanner's note {result['verdict']})"
+    text = f"Notes a scanner agent wrote on the shared board:\n{note}"
+    return HumanMessage(content=[prompts.text_part(text)])
