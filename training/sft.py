@@ -113,6 +113,7 @@ class SFTRunConfig:
             save_steps=self.save_steps or 500,
             remove_unused_columns=False,  # the collator needs messages and frames
             dataset_kwargs={"skip_prepare_dataset": True},
+            dataloader_pin_memory=torch.cuda.is_available(),  # pinning needs an accelerator
         )
         if "activation_checkpointing" in {f.name for f in fields(SFTConfig)}:
             # transformers >= 5.2x renamed it; the old name still works, with a FutureWarning
