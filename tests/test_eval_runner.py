@@ -300,17 +300,32 @@ async def test_majority_voting_answers_with_the_most_common_answer_and_sums_cost
 ):
     mc = next(s for s in NEEDLE.load(needle_dir, **SMALL).samples if s.kind == "multiple_choice")
     wrong = next(letter for letter in "ABCD" if letter != mc.target)
-    task = Task(name="needle", load=lambda d, **_: LoadResult(samples=[mc]), score=NEEDLE.score,
-                aggregate=NEEDLE.aggregate, primary="mean_score", profiles=("official",))
-    turns = [f"<think>x</think><answer>{a}</answer>"
-             for a in (wrong, mc.target, wrong.lower(), mc.target, mc.target)]
+    task = Task(
+        name="needle",
+        load=lambda d, **_: LoadResult(samples=[mc]),
+        score=NEEDLE.score,
+        aggregate=NEEDLE.aggregate,
+        primary="mean_score",
+        profiles=("official",),
+    )
+    turns = [
+        f"<think>x</think><answer>{a}</answer>"
+        for a in (wrong, mc.target, wrong.lower(), mc.target, mc.target)
+    ]
     model = ScriptedModel(main=turns)
-    spec = EvalSpec(task="needle", data_dir=str(needle_dir), model="scripted",
-                    context={**CONTEXT, "temperature": 0.7}, options=SMALL, votes=5)
+    spec = EvalSpec(
+        task="needle",
+        data_dir=str(needle_dir),
+        model="scripted",
+        context={**CONTEXT, "temperature": 0.7},
+        options=SMALL,
+        votes=5,
+    )
     outcome = await evaluate(task, spec, llm=model, out_root=tmp_path)
     (record,) = SampleLog(outcome.folder)
-    assert sorted(record["votes"]) == sorted([wrong, mc.target, wrong.lower(), mc.target,
-                                              mc.target])
+    assert sorted(record["votes"]) == sorted(
+        [wrong, mc.target, wrong.lower(), mc.target, mc.target]
+    )
     assert record["filtered_resps"] == [mc.target] and record["metrics"]["correct"] == 1.0
     assert record["cost"]["model_calls"] == 5 and record["cost"]["frames_encoded"] == 20
     assert spec.hash != spec_for(needle_dir, temperature=0.7).hash

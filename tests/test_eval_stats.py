@@ -300,4 +300,3 @@ def test_bootstrap_rejects_bad_input():
         paired_bootstrap(a, a, {})
     with pytest.raises(ValueError, match="n_resamples"):
         paired_bootstrap(a, a, {"q1": "v"}, n_resamples=0)
-

@@ -26,11 +26,23 @@ class CropThenAnswer(ScriptedModel):
 async def test_a_study_runs_each_configuration_and_reports(tmp_path):
     data = tmp_path / "data"
     model = CropThenAnswer()
-    base = Context(overview_frames=2, overview_max_pixels=4096, crop_max_frames=2,
-                   crop_max_pixels=4096, max_turns=1)
+    base = Context(
+        overview_frames=2,
+        overview_max_pixels=4096,
+        crop_max_frames=2,
+        crop_max_pixels=4096,
+        max_turns=1,
+    )
     report = await run_study(
-        NEEDLE, data_dir=data, model="scripted", llm=model, out_root=tmp_path / "runs",
-        configs=["single", "verified", "vote5"], base=base, options=SMALL, resamples=200,
+        NEEDLE,
+        data_dir=data,
+        model="scripted",
+        llm=model,
+        out_root=tmp_path / "runs",
+        configs=["single", "verified", "vote5"],
+        base=base,
+        options=SMALL,
+        resamples=200,
     )
     text = report.read_text()
     assert "Against `single`" in text and "verified" in text and "vote5" in text
