@@ -9,6 +9,7 @@ timestamp texts and JPEG data URLs a server reads, at request time.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -49,22 +50,44 @@ _ANSWER_FORMATS: dict[str, str] = {
 ANSWER_TAG_INSTRUCTION = "Give your final answer inside <answer></answer>."
 
 
-def frames_part(video_path: str, timestamps: Sequence[float], max_pixels: int) -> dict[str, Any]:
-    """A reference to decoded frames, expanded into images only when a request is sent."""
-    return {
+def frames_part(
+    video_path: str,
+    timestamps: Sequence[float],
+    max_pixels: int,
+    region: Sequence[float] | None = None,
+) -> dict[str, Any]:
+    """A reference to decoded frames, expanded into images only when a request is sent.
+    `region` is a band of a still image's height (agents.stills)."""
+    ref = {
         "type": FRAMES_PART,
         "video": str(video_path),
         "timestamps": [round(float(t), 3) for t in timestamps],
         "max_pixels": int(max_pixels),
     }
+    if region is not None:
+        ref["region"] = [round(float(r), 4) for r in region]
+    return ref
 
 
 def text_part(text: str) -> dict[str, str]:
     return {"type": "text", "text": text}
 
 
-def main_system_prompt(dispatch: Dispatch, max_parallel: int) -> str:
-    """The main agent's system prompt; it describes the crop tool unless dispatch is `none`."""
+STILL_HINTS = {
+    "pages": (
+        "The input is a document: each page is shown after its number, and page k spans "
+        "seconds k-1 to k of crop_video (crop_video(2, 5) looks at pages 3 to 5)."
+    ),
+    "image": (
+        "The input is one image: crop_video's start_time and end_time are fractions of its "
+        "height (0 = top, 1 = bottom), so crop_video(0.5, 1.0) looks closely at the bottom half."
+    ),
+}
+
+
+def main_system_prompt(dispatch: Dispatch, max_parallel: int, media: str = "video") -> str:
+    """The main agent's system prompt; it describes the crop tool unless dispatch is `none`,
+    and how its windows map onto pages or image regions for still media."""
     base = (
         "You are a video analyst. You see frames sampled from a long video, each preceded "
         "by its absolute time, and answer a question about the video. Think step by step "
@@ -82,6 +105,7 @@ def main_system_prompt(dispatch: Dispatch, max_parallel: int) -> str:
         f'"end_time": <seconds>}}}}\n</tool_call>\n'
         "Results come back inside <tool_response></tool_response>, one per call, in order. "
         "When you know the answer, give it inside <answer></answer> instead of calling tools."
+        + (f"\n{STILL_HINTS[media]}" if media in STILL_HINTS else "")
     )
 
 
@@ -133,14 +157,27 @@ def subagent_messages(
     end: float,
     question: str | None = None,
     board: Sequence[str] = (),
+    media: str = "video",
 ) -> list[dict[str, Any]]:
     """A sub-agent's request: describe one window factually (question-aware if given one),
     after the earlier notes of the shared board, when it may read them."""
-    task = (
-        f"These frames come from the window {start:.1f} - {end:.1f} seconds of a video. "
-        "Describe factually what happens, in order: objects, colours, shapes, any written "
-        "words, people and actions, with the time at which each appears."
-    )
+    if media == "pages":
+        task = (
+            f"These are pages {int(start) + 1} to {max(math.ceil(end), int(start) + 1)} of a "
+            "document. Report factually what they show: titles, numbers, labels, chart values "
+            "and text, with the page each comes from."
+        )
+    elif media == "image":
+        task = (
+            f"This is the band from {start:.0%} to {end:.0%} of an image's height, enlarged. "
+            "Report factually what it shows: text, numbers, labels, legend entries and values."
+        )
+    else:
+        task = (
+            f"These frames come from the window {start:.1f} - {end:.1f} seconds of a video. "
+            "Describe factually what happens, in order: objects, colours, shapes, any written "
+            "words, people and actions, with the time at which each appears."
+        )
     if question:
         task += f" Focus on what helps answer: {question.strip()}"
     if board:
@@ -173,10 +210,14 @@ def expand_frames(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
 
 
 def _frame_parts(ref: Mapping[str, Any]) -> list[dict[str, Any]]:
-    frames = video.encode_frames(ref["video"], tuple(ref["timestamps"]), ref["max_pixels"])
+    region = tuple(ref["region"]) if ref.get("region") else None
+    frames = video.encode_frames(
+        ref["video"], tuple(ref["timestamps"]), ref["max_pixels"], region=region
+    )
+    info = video.probe(ref["video"])
     parts: list[dict[str, Any]] = []
     for frame in frames:
-        parts.append(text_part(video.timestamp_text(frame.timestamp)))
+        parts.append(text_part(video.frame_label(info, frame.timestamp, region)))
         parts.append({"type": "image_url", "image_url": {"url": video.data_url(frame)}})
     return parts
 

@@ -18,6 +18,7 @@ import av
 import cv2
 import numpy as np
 
+from agents import stills
 from agents.frame_cache import FrameCache
 from agents.sampling import fit_pixels
 
@@ -31,8 +32,6 @@ log = logging.getLogger(__name__)
 REENCODE_HINT = "re-encode with `ffmpeg -i in.mp4 -c:v libx264 out.mp4`"
 DOWNLOAD_HINT = "check the file was fully downloaded"
 BACKENDS = ("pyav", "decord")
-IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
-STILL_SECONDS = 1.0  # the "duration" of a still image
 THREAD_TYPE = "AUTO"  # frame threads: lower latency for a little more CPU (bench/README.md)
 DECODE_THREADS = min(4, os.cpu_count() or 1)  # bounds frames in flight, so memory, per decode
 SEEK_GAP = 2.0  # seconds; without a keyframe index, seek for targets further ahead than this
@@ -71,7 +70,7 @@ def _resolve(path: str | os.PathLike) -> Path:
     if not p.exists():
         raise VideoError(f"video not found: {p}; check the path and that the file exists")
     if p.is_dir():
-        raise VideoError(f"{p} is a directory, not a video file; pass the path of a video file")
+        return p  # a deck of page images (agents.stills)
     if p.stat().st_size == 0:
         raise VideoError(f"video file is empty (0 bytes): {p}; {DOWNLOAD_HINT}")
     return p
@@ -112,8 +111,8 @@ def _duration_from_packets(container: av.container.InputContainer, stream: av.Vi
 @lru_cache(maxsize=1024)
 def _probe_cached(path: str, mtime_ns: int, size: int) -> VideoInfo:
     p = Path(path)
-    if p.suffix.lower() in IMAGE_EXTENSIONS:
-        return _probe_image(p)
+    if p.is_dir() or stills.is_image_path(p):
+        return _probe_still(p)
     with _open(p) as container:
         stream = _video_stream(container, p)
         try:
@@ -141,25 +140,22 @@ def _probe_cached(path: str, mtime_ns: int, size: int) -> VideoInfo:
     return info
 
 
-def _probe_image(p: Path) -> VideoInfo:
-    """A still image is a one-second, one-frame "video" (chart, slide or document page)."""
-    image = cv2.imread(str(p), cv2.IMREAD_COLOR)
-    if image is None:
-        raise VideoError(f"{p} cannot be read as an image; check the file or convert it to PNG")
-    height, width = image.shape[:2]
-    return VideoInfo(str(p), STILL_SECONDS, 1.0, width, height, "image")
-
-
-def _decode_image(info: VideoInfo, times: list[float], size: tuple[int, int], quality: int):
-    image = cv2.imread(info.path, cv2.IMREAD_COLOR)
-    if image is None:
-        raise VideoError(f"{info.path} cannot be read as an image")
-    jpeg = _encode(image, size, quality)
-    return {t: (0.0, jpeg) for t in times}
+def _probe_still(p: Path) -> VideoInfo:
+    try:
+        duration, width, height, codec = stills.probe(p)
+    except ValueError as exc:
+        raise VideoError(str(exc)) from exc
+    return VideoInfo(str(p), duration, 1.0, width, height, codec)
 
 
 def is_still(info: VideoInfo) -> bool:
-    return info.codec == "image"
+    """An image or a deck of pages, rather than a video."""
+    return info.codec in (stills.IMAGE, stills.PAGES)
+
+
+def frame_label(info: VideoInfo, t: float, region: Sequence[float] | None = None) -> str:
+    """`<12.5 seconds>` for video; `<page 3>` or `<image>` for still media."""
+    return stills.label(info.codec, t, region) if is_still(info) else timestamp_text(t)
 
 
 def probe(path: str | os.PathLike) -> VideoInfo:
@@ -311,18 +307,33 @@ def decode_frames(
     max_pixels: int = 50_176,
     backend: str = "pyav",
     jpeg_quality: int = 85,
+    region: Sequence[float] | None = None,
 ) -> list[Frame]:
-    """Decode the frame nearest each timestamp (s), resized to max_pixels, in request order."""
+    """Decode the frame nearest each timestamp (s), resized to max_pixels, in request order.
+
+    `region` (start, end) selects a band of a still image's height (see agents.stills).
+    """
     if backend not in BACKENDS:
         raise ValueError(f"unknown video backend {backend!r}; use one of {BACKENDS}")
     info = probe(path)
     times = _check_times(info, timestamps)
     if not times:
         return []
+    if is_still(info):
+        try:
+            found = stills.decode(
+                Path(info.path),
+                info.codec,
+                times,
+                region=region,
+                fit=lambda w, h: fit_pixels(w, h, max_pixels),
+                encode=lambda image, size: _encode(image, size, jpeg_quality),
+            )
+        except ValueError as exc:
+            raise VideoError(str(exc)) from exc
+        return [Frame(found[t][0], t, found[t][2], found[t][3], found[t][1]) for t in times]
     size = fit_pixels(info.width, info.height, max_pixels)
     decode = _decode_pyav if backend == "pyav" else _decode_decord
-    if is_still(info):
-        decode = _decode_image
     found = decode(info, times, size, jpeg_quality)
     log.debug("decoded %d frames from %s at %dx%d", len(found), info.path, *size)
     return [Frame(found[t][0], t, size[0], size[1], found[t][1]) for t in times]
@@ -339,7 +350,10 @@ FRAME_CACHE = FrameCache(max_entries=256, disk_dir=os.environ.get("PARAVT_FRAME_
 
 
 def encode_frames(
-    path: str | os.PathLike, timestamps: tuple[float, ...], max_pixels: int
+    path: str | os.PathLike,
+    timestamps: tuple[float, ...],
+    max_pixels: int,
+    region: tuple[float, float] | None = None,
 ) -> tuple[Frame, ...]:
     """Cached decode_frames for prompt-time rendering: made once per (file, times, budget).
 
@@ -349,11 +363,12 @@ def encode_frames(
     p = _resolve(path)
     st = p.stat()
     times = tuple(float(t) for t in timestamps)
-    key = (str(p), st.st_mtime_ns, st.st_size, times, max_pixels)
+    band = tuple(float(r) for r in region) if region is not None else None
+    key = (str(p), st.st_mtime_ns, st.st_size, times, max_pixels) + ((band,) if band else ())
 
     def make() -> tuple[Frame, ...]:
         FRAME_CACHE.stats["frames_decoded"] += len(times)
-        return tuple(decode_frames(p, times, max_pixels=max_pixels))
+        return tuple(decode_frames(p, times, max_pixels=max_pixels, region=band))
 
     return FRAME_CACHE.get_or_make(
         key,
@@ -380,13 +395,6 @@ def _dump_frames(frames: tuple[Frame, ...]) -> list[tuple[dict, bytes]]:
 
 def _load_frames(entry) -> tuple[Frame, ...]:
     return tuple(Frame(jpeg=jpeg, **meta) for meta, jpeg in entry)
-
-
-async def aencode_frames(
-    path: str | os.PathLike, timestamps: tuple[float, ...], max_pixels: int
-) -> tuple[Frame, ...]:
-    """encode_frames in a worker thread, for async nodes."""
-    return await asyncio.to_thread(encode_frames, path, timestamps, max_pixels)
 
 
 def data_url(frame: Frame) -> str:

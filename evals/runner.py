@@ -26,6 +26,7 @@ from evals.tasks.base import LoadResult, Task
 from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.context import Context
+from graphs.nodes.prepare import overview_count
 from graphs.run import run_question
 
 log = logging.getLogger(__name__)
@@ -175,8 +176,7 @@ async def _run_sample(
         prompt = sample.prompt
         if task.render_prompt is not None:
             info = await asyncio.to_thread(video.probe, sample.media)
-            frames = 1 if video.is_still(info) else context.overview_frames
-            times = video.overview_timestamps(info.duration, frames)
+            times = video.overview_timestamps(info.duration, overview_count(info, context))
             prompt = task.render_prompt(sample, times)
         results = await asyncio.gather(
             *(

@@ -33,6 +33,7 @@ class ToolResult(TypedDict):
     content: str  # the summary (summary protocol) or a caption of the frames
     frames: dict[str, Any] | None  # a frame reference (frames protocol)
     verdict: str | None  # the verify gate's verdict; None when the gate is off
+    region: list[float] | None  # the band of a still image the window showed
 
 
 class ModelCall(TypedDict):

@@ -328,8 +328,11 @@ def test_slidevqa_loads_hf_parquet_pages(tmp_path):
     assert result.errors == [] and result.missing_media == []
     first, second = result.samples
     assert first.id == "7" and first.extra["page_numbers"] == [1, 2, 3]
-    assert first.media == first.extra["pages"][2]
-    assert second.media == second.extra["pages"][0]
+    assert first.extra["media_page"] == 3 and second.extra["media_page"] == 1
+    assert first.media == second.media == str(tmp_path / "decks" / "deck-a")  # a whole deck
+    linked = sorted(Path(first.media).iterdir())
+    assert [p.name for p in linked] == ["page_01.png", "page_02.png", "page_03.png"]
+    assert [p.resolve() for p in linked] == [Path(p).resolve() for p in first.extra["pages"]]
     assert first.extra["pages"] == second.extra["pages"]  # one file per distinct page
     assert all(Path(p).is_file() for p in first.extra["pages"])
     assert first.extra["missing_pages"] == []

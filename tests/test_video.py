@@ -256,8 +256,9 @@ def test_empty_file(tmp_path):
         probe(tmp_path / "empty.mp4")
 
 
-def test_directory(tmp_path):
-    with pytest.raises(VideoError, match="is a directory, not a video file"):
+def test_a_folder_without_page_images(tmp_path):
+    (tmp_path / "notes.txt").write_text("not a page")
+    with pytest.raises(VideoError, match="is a folder with no page images"):
         decode_frames(tmp_path, [0.0])
 
 

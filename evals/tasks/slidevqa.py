@@ -12,12 +12,15 @@ On disk::
 
 Pages: ``extra["pages"]`` lists the deck's page images on disk in page order, with their
 numbers in ``extra["page_numbers"]`` (1-based) and absent ones in ``extra["missing_pages"]``.
-``media`` is the lowest-numbered evidence page (``extra["evidence_pages"]``), or the first
-page when the record names none; if that page is not on disk it is reported missing.
+``media`` is the deck itself (a folder of linked pages, one page per second of the time
+axis, so crops are page spans) when every page is on disk; otherwise the lowest-numbered
+evidence page (``extra["media_page"]``), or page 1 when the record names none, and that
+page is reported missing if it is not on disk.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import string
@@ -154,9 +157,31 @@ def record_to_sample(
     )
 
 
-def load(data_dir: Path, *, split: str = "test", image_dir: Path | None = None) -> LoadResult:
+def as_deck(sample: Sample, root: Path) -> Sample:
+    """Point `media` at a folder of the deck's pages (links, in page order), so the graph
+    shows page numbers and a sub-agent's window is a span of pages. A deck with a missing
+    page keeps its evidence page as media: page numbers would shift otherwise."""
+    if sample.extra["missing_pages"] or not sample.extra["pages"]:
+        return sample
+    folder = root / re.sub(r"[^\w.-]+", "_", sample.extra["deck_name"])
+    folder.mkdir(parents=True, exist_ok=True)
+    for number, page in zip(sample.extra["page_numbers"], sample.extra["pages"], strict=True):
+        link = folder / f"page_{number:02d}{Path(page).suffix}"
+        if not link.exists():
+            link.symlink_to(Path(page).resolve())
+    return dataclasses.replace(sample, media=str(folder))
+
+
+def load(
+    data_dir: Path,
+    *,
+    split: str = "test",
+    image_dir: Path | None = None,
+    decks: bool = True,
+) -> LoadResult:
     """Every QA pair of the split; a record whose media page is absent is in
-    ``missing_media``, and ``notes["missing_pages"]`` counts absent non-media pages."""
+    ``missing_media``, and ``notes["missing_pages"]`` counts absent non-media pages. With
+    `decks`, a complete deck is shown as pages (see `as_deck`), under `data_dir/decks/`."""
     data_dir = Path(data_dir).resolve()
     files = annotation_files(data_dir, [p.format(split=split) for p in PATTERNS], FOLDERS)
     media = MediaIndex(data_dir, IMAGE_DIRS)
@@ -179,7 +204,9 @@ def load(data_dir: Path, *, split: str = "test", image_dir: Path | None = None) 
                 errors.append(err)
                 continue
             seen.add(sample.id)
-            if not Path(sample.media).is_file():
+            if decks:
+                sample = as_deck(sample, data_dir / "decks")
+            if not Path(sample.media).exists():
                 missing.setdefault(sample.media, None)
             samples.append(sample)
     notes = {
@@ -310,6 +337,6 @@ TASK = Task(
     description=(
         "SlideVQA (NTT-hil-insight/SlideVQA, test): questions on 20-page slide decks; "
         "official EM/F1 after SlideVQA's own answer normalisation (evaluate.py, QA task); "
-        "lmms_eval uses plain SQuAD normalisation. media = first evidence page."
+        "lmms_eval uses plain SQuAD normalisation. media = the whole deck."
     ),
 )

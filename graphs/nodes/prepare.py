@@ -22,8 +22,7 @@ def make_prepare(board: Board):
         info = await asyncio.to_thread(video.probe, state["video"])
         run_id = state.get("run_id") or uuid.uuid4().hex[:12]
         thread_id = str(config.get("configurable", {}).get("thread_id", run_id))
-        frames = 1 if video.is_still(info) else ctx.overview_frames  # an image is one frame
-        timestamps = video.overview_timestamps(info.duration, frames)
+        timestamps = video.overview_timestamps(info.duration, overview_count(info, ctx))
         overview = prompts.frames_part(info.path, timestamps, ctx.overview_max_pixels)
         content = prompts.main_user_content(
             state["question"],
@@ -67,9 +66,20 @@ def make_prepare(board: Board):
             "final_text": None,
             "length_retried": False,
             "messages": [
-                SystemMessage(content=prompts.main_system_prompt(ctx.dispatch, ctx.max_parallel)),
+                SystemMessage(
+                    content=prompts.main_system_prompt(ctx.dispatch, ctx.max_parallel, info.codec)
+                ),
                 HumanMessage(content=content),
             ],
         }
 
     return prepare
+
+
+def overview_count(info: video.VideoInfo, ctx: Context) -> int:
+    """Overview frames: one for an image, at most one per page for a deck."""
+    if info.codec == "image":
+        return 1
+    if info.codec == "pages":
+        return min(ctx.overview_frames, int(info.duration))
+    return ctx.overview_frames

@@ -20,16 +20,26 @@ def make_sub_agent(llm: ChatModel):
     ) -> Command[Literal["verify_gate"]]:
         ctx = runtime.context or Context()
         start, end = task["start"], task["end"]
-        timestamps = video.window_timestamps(
-            start, end, fps=ctx.crop_fps, max_frames=ctx.crop_max_frames
-        )
-        frames = prompts.frames_part(task["video"], timestamps, ctx.crop_max_pixels)
+        info = await asyncio.to_thread(video.probe, task["video"])
+        region = [start, end] if info.codec == "image" else None  # a band of the image
+        if region:
+            timestamps = [0.0]
+        else:  # a deck shows one page per second, whatever crop_fps says
+            fps = 1.0 if info.codec == "pages" else ctx.crop_fps
+            timestamps = video.window_timestamps(
+                start, end, fps=fps, max_frames=ctx.crop_max_frames
+            )
+        frames = prompts.frames_part(task["video"], timestamps, ctx.crop_max_pixels, region)
         model_calls: list[ModelCall] = []
         usage = {"prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.0}
         if ctx.tool_result == "frames":
             # Decode here, in the parallel branch, so the main agent's request hits the cache.
             await asyncio.to_thread(
-                video.encode_frames, task["video"], tuple(frames["timestamps"]), ctx.crop_max_pixels
+                video.encode_frames,
+                task["video"],
+                tuple(frames["timestamps"]),
+                ctx.crop_max_pixels,
+                tuple(region) if region else None,
             )
             content = f"{len(timestamps)} frames from {start:.1f} - {end:.1f} seconds."
         else:
@@ -40,6 +50,7 @@ def make_sub_agent(llm: ChatModel):
                 end=end,
                 question=question,
                 board=readable_notes(task["board"], ctx),
+                media=info.codec if video.is_still(info) else "video",
             )
             wire = await asyncio.to_thread(prompts.expand_frames, messages)
             params = SamplingParams(temperature=0.0, max_tokens=ctx.summary_max_tokens)
@@ -69,6 +80,7 @@ def make_sub_agent(llm: ChatModel):
             content=content,
             frames=frames if ctx.tool_result == "frames" else None,
             verdict=None,
+            region=region,
         )
         handoff = VerifyTask(
             run_id=task["run_id"],

@@ -24,7 +24,9 @@ def make_verify_gate(llm: ChatModel, board: Board):
         result = dict(task["result"])
         model_calls: list[ModelCall] = []
         if ctx.board_mode == "verified" and result["frames"] is None:
-            frames = prompts.frames_part(task["video"], result["timestamps"], ctx.crop_max_pixels)
+            frames = prompts.frames_part(
+                task["video"], result["timestamps"], ctx.crop_max_pixels, result.get("region")
+            )
             messages = verify_messages(frames, question=task["question"], claim=result["content"])
             wire = await asyncio.to_thread(prompts.expand_frames, messages)
             params = SamplingParams(temperature=0.0, max_tokens=MAX_VERDICT_TOKENS)
