@@ -36,6 +36,9 @@ class Context:
         False, "Show the question to sub-agents (the ParaVT release keeps them unaware)."
     )
     summary_max_tokens: int = _knob(512, "Token cap of a sub-agent summary.")
+    subagent_temperature: float = _knob(
+        0.0, "Sampling temperature of sub-agents (raise it to train them with RL)."
+    )
     board_mode: Literal["isolated", "shared", "verified"] = _knob(
         "isolated",
         "Sub-agents see only their window (isolated), also earlier notes (shared), or only "

@@ -268,3 +268,10 @@ async def test_an_unreadable_image_is_a_clear_error(tmp_path, board):
     graph = compile_graph(ScriptedModel(), board, checkpointer=InMemorySaver())
     with pytest.raises(VideoError, match=r"page\.png cannot be read as an image"):
         await run_question(graph, board, video_path=str(broken), question="q")
+
+
+async def test_subagents_sample_at_their_own_temperature(needle_video, board):
+    model = ScriptedModel(main=[calls((0, 10)), "<think>x</think><answer>A</answer>"])
+    await ask(model, board, needle_video, Context(**SMALL, subagent_temperature=0.7))
+    assert [r.params.temperature for r in model.sub_requests] == [0.7]
+    assert model.main_requests[0].params.temperature == 0.0

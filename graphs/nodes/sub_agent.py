@@ -53,7 +53,9 @@ def make_sub_agent(llm: ChatModel):
                 media=info.codec if video.is_still(info) else "video",
             )
             wire = await asyncio.to_thread(prompts.expand_frames, messages)
-            params = SamplingParams(temperature=0.0, max_tokens=ctx.summary_max_tokens)
+            params = SamplingParams(
+                temperature=ctx.subagent_temperature, max_tokens=ctx.summary_max_tokens
+            )
             completion = await llm.complete(wire, params)
             content = completion.text.strip()
             usage = {
