@@ -31,11 +31,12 @@ from evals.sample import RecordError, Sample
 from evals.tasks.base import LoadResult, Task
 from evals.tasks.documents import (
     ANSWER_FORMAT,
+    DOCUMENT_CONTEXT,
     IMAGE_DIRS,
     annotation_files,
+    collect_samples,
     final_answer,
     image_file,
-    read_records,
     text_list,
 )
 
@@ -138,27 +139,14 @@ def load(data_dir: Path, *, split: str = "test", image_dir: Path | None = None) 
     files = annotation_files(data_dir, [p.format(split=split) for p in PATTERNS], ("data", ""))
     media = MediaIndex(data_dir, IMAGE_DIRS)
     image_dir = Path(image_dir) if image_dir else data_dir / "extracted_images"
-    samples, errors, missing, seen = [], [], {}, set()
-    row = 0
-    for path in files:
-        for key, record in read_records(path):
-            rid = key or str(row)
-            row += 1
-            try:
-                sample = record_to_sample(
-                    record, rid=rid, source=str(path), media=media, image_dir=image_dir
-                )
-                if sample.id in seen:
-                    raise RecordError(str(path), sample.id, "duplicate id")
-            except RecordError as err:
-                errors.append(err)
-                continue
-            seen.add(sample.id)
-            if not Path(sample.media).is_file():
-                missing.setdefault(sample.media, None)
-            samples.append(sample)
+    samples, errors, missing = collect_samples(
+        files,
+        lambda record, rid, source: record_to_sample(
+            record, rid=rid, source=source, media=media, image_dir=image_dir
+        ),
+    )
     notes = {"format": files[0].suffix.lstrip("."), "split": split, "image_dir": str(image_dir)}
-    return LoadResult(samples, errors, list(missing), [str(p) for p in files], notes)
+    return LoadResult(samples, errors, missing, [str(p) for p in files], notes)
 
 
 # ----------------------------------------------------------------------------- scoring
@@ -292,8 +280,7 @@ def aggregate(
 
 
 TASK = Task(
-    # Charts and pages need detail: about 896x896 pixels per image, not 224x224.
-    context={"overview_max_pixels": 802_816, "crop_max_pixels": 802_816},
+    context=DOCUMENT_CONTEXT,
     name="chartqapro",
     load=load,
     score=score,

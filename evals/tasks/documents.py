@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from agents.scoring.extract import extract_answer
 from evals.media import MediaIndex
-from evals.sample import RecordError
+from evals.sample import RecordError, Sample
 
 ANSWER_FORMAT = "End your reply with one line: Final Answer: <answer>"
 _FINAL_RE = re.compile(r"^[*_#\s]*final\s+answer[*_\s]*:[*_\s]*", re.IGNORECASE)
@@ -123,3 +124,45 @@ def text_list(value: Any, field: str, source: str, rid: str) -> list[str]:
     if isinstance(value, Sequence) and value and all(v is not None for v in value):
         return [str(v) for v in value]
     raise RecordError(source, rid, f"{field} must be a non-empty list of strings, got {value!r}")
+
+
+# Charts and pages need detail: about 896x896 pixels per image, not 224x224.
+DOCUMENT_CONTEXT = {"overview_max_pixels": 802_816, "crop_max_pixels": 802_816}
+
+
+def collect_samples(
+    files: Sequence[Path],
+    to_sample: Callable[[Any, str, str], Sample],
+    *,
+    duplicate: str = "duplicate id",
+) -> tuple[list[Sample], list[RecordError], list[str]]:
+    """(samples, malformed records, missing media) over every record of the files, in order.
+
+    `to_sample(record, rid, source)` gets the record's key in a JSON object of records, else
+    its running row number, as `rid`; a RecordError it raises is collected, not raised.
+    """
+    samples, errors, missing, seen = [], [], {}, set()
+    row = 0
+    for path in files:
+        for key, record in read_records(path):
+            rid = key or str(row)
+            row += 1
+            try:
+                sample = to_sample(record, rid, str(path))
+                if sample.id in seen:
+                    raise RecordError(str(path), sample.id, duplicate)
+            except RecordError as err:
+                errors.append(err)
+                continue
+            seen.add(sample.id)
+            if not Path(sample.media).exists():
+                missing.setdefault(sample.media, None)
+            samples.append(sample)
+    return samples, errors, list(missing)
+
+
+def mean_metrics(metrics: Sequence[Mapping[str, float]], keys: Sequence[str]) -> dict[str, float]:
+    """The mean of each key over every item; NaN when there are none."""
+    if not metrics:
+        return dict.fromkeys(keys, math.nan)
+    return {k: sum(m[k] for m in metrics) / len(metrics) for k in keys}

@@ -21,7 +21,6 @@ page is reported missing if it is not on disk.
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 import string
 from collections import Counter
@@ -35,11 +34,13 @@ from evals.sample import RecordError, Sample
 from evals.tasks.base import LoadResult, Task
 from evals.tasks.documents import (
     ANSWER_FORMAT,
+    DOCUMENT_CONTEXT,
     IMAGE_DIRS,
     annotation_files,
+    collect_samples,
     final_answer,
     image_file,
-    read_records,
+    mean_metrics,
 )
 
 # ----------------------------------------------------------------------------- loading
@@ -186,35 +187,20 @@ def load(
     files = annotation_files(data_dir, [p.format(split=split) for p in PATTERNS], FOLDERS)
     media = MediaIndex(data_dir, IMAGE_DIRS)
     image_dir = Path(image_dir) if image_dir else data_dir / "extracted_images"
-    samples, errors, missing, seen = [], [], {}, set()
-    for path in files:
-        for _, record in read_records(path):
-            try:
-                sample = record_to_sample(
-                    record,
-                    source=str(path),
-                    split=split,
-                    data_dir=data_dir,
-                    media=media,
-                    image_dir=image_dir,
-                )
-                if sample.id in seen:
-                    raise RecordError(str(path), sample.id, "duplicate qa_id")
-            except RecordError as err:
-                errors.append(err)
-                continue
-            seen.add(sample.id)
-            if decks:
-                sample = as_deck(sample, data_dir / "decks")
-            if not Path(sample.media).exists():
-                missing.setdefault(sample.media, None)
-            samples.append(sample)
+
+    def to_sample(record: Any, _rid: str, source: str) -> Sample:
+        sample = record_to_sample(
+            record, source=source, split=split, data_dir=data_dir, media=media, image_dir=image_dir
+        )
+        return as_deck(sample, data_dir / "decks") if decks else sample
+
+    samples, errors, missing = collect_samples(files, to_sample, duplicate="duplicate qa_id")
     notes = {
         "format": files[0].suffix.lstrip("."),
         "split": split,
         "missing_pages": sum(len(s.extra["missing_pages"]) for s in samples),
     }
-    return LoadResult(samples, errors, list(missing), [str(p) for p in files], notes)
+    return LoadResult(samples, errors, missing, [str(p) for p in files], notes)
 
 
 # ----------------------------------------------------------------------------- scoring
@@ -317,16 +303,11 @@ def aggregate(
     """Mean EM and F1 over every item (evaluate.py's QA scores) and the answer-format share."""
     if profile not in PROFILES:
         raise ValueError(f"slidevqa has no profile {profile!r}; known: {', '.join(PROFILES)}")
-    n = len(metrics)
-    keys = ("em", "f1", "formatted")
-    if n == 0:
-        return dict.fromkeys(keys, math.nan)
-    return {k: sum(m[k] for m in metrics) / n for k in keys}
+    return mean_metrics(metrics, ("em", "f1", "formatted"))
 
 
 TASK = Task(
-    # Charts and pages need detail: about 896x896 pixels per image, not 224x224.
-    context={"overview_max_pixels": 802_816, "crop_max_pixels": 802_816},
+    context=DOCUMENT_CONTEXT,
     name="slidevqa",
     load=load,
     score=score,

@@ -16,7 +16,6 @@ with the paper's numbers. EM is near 0 on such answers; F1 is the primary metric
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,14 @@ from agents.scoring.text import exact_match, token_f1
 from evals.media import MediaIndex
 from evals.sample import RecordError, Sample
 from evals.tasks.base import LoadResult, Task
-from evals.tasks.documents import ANSWER_FORMAT, annotation_files, final_answer, read_records
+from evals.tasks.documents import (
+    ANSWER_FORMAT,
+    DOCUMENT_CONTEXT,
+    annotation_files,
+    collect_samples,
+    final_answer,
+    mean_metrics,
+)
 
 PATTERNS = ("{split}.json", "{split}.jsonl", "{split}-*.parquet")
 REQUIRED = ("image", "question", "answer")
@@ -77,25 +83,12 @@ def load(data_dir: Path, *, split: str = "test") -> LoadResult:
     data_dir = Path(data_dir).resolve()
     files = annotation_files(data_dir, [p.format(split=split) for p in PATTERNS], ("", "data"))
     media = MediaIndex(data_dir, _image_dirs(data_dir))
-    samples, errors, missing, seen = [], [], {}, set()
-    row = 0
-    for path in files:
-        for key, record in read_records(path):
-            rid = key or str(row)
-            row += 1
-            try:
-                sample = record_to_sample(record, rid=rid, source=str(path), media=media)
-                if sample.id in seen:
-                    raise RecordError(str(path), sample.id, "duplicate id")
-            except RecordError as err:
-                errors.append(err)
-                continue
-            seen.add(sample.id)
-            if not Path(sample.media).is_file():
-                missing.setdefault(sample.media, None)
-            samples.append(sample)
+    samples, errors, missing = collect_samples(
+        files,
+        lambda record, rid, source: record_to_sample(record, rid=rid, source=source, media=media),
+    )
     notes = {"format": files[0].suffix.lstrip("."), "split": split}
-    return LoadResult(samples, errors, list(missing), [str(p) for p in files], notes)
+    return LoadResult(samples, errors, missing, [str(p) for p in files], notes)
 
 
 def _check_profile(profile: str) -> None:
@@ -122,16 +115,11 @@ def aggregate(
 ) -> dict[str, float]:
     """Mean EM, F1 and answer-format share over every item; NaN when there are none."""
     _check_profile(profile)
-    n = len(metrics)
-    keys = ("f1", "em", "formatted")
-    if n == 0:
-        return dict.fromkeys(keys, math.nan)
-    return {k: sum(m[k] for m in metrics) / n for k in keys}
+    return mean_metrics(metrics, ("f1", "em", "formatted"))
 
 
 TASK = Task(
-    # Charts and pages need detail: about 896x896 pixels per image, not 224x224.
-    context={"overview_max_pixels": 802_816, "crop_max_pixels": 802_816},
+    context=DOCUMENT_CONTEXT,
     name="vqaonline",
     load=load,
     score=score,
