@@ -379,18 +379,8 @@ def encode_frames(
 
 
 def _dump_frames(frames: tuple[Frame, ...]) -> list[tuple[dict, bytes]]:
-    return [
-        (
-            {
-                "timestamp": f.timestamp,
-                "requested": f.requested,
-                "width": f.width,
-                "height": f.height,
-            },
-            f.jpeg,
-        )
-        for f in frames
-    ]
+    meta = ("timestamp", "requested", "width", "height")
+    return [({k: getattr(f, k) for k in meta}, f.jpeg) for f in frames]
 
 
 def _load_frames(entry) -> tuple[Frame, ...]:
