@@ -18,7 +18,6 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from agents.llm import OpenAIChatModel
 from agents.synthetic import read_manifest
 from agents.video import VideoError
 from evals.cli import add_eval_commands
@@ -176,12 +175,7 @@ async def _run(
 
     settings.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
     async with (
-        OpenAIChatModel(
-            settings.endpoint,
-            api_key=settings.api_key,
-            model=settings.model,
-            timeout=settings.request_timeout,
-        ) as llm,
+        settings.chat_model() as llm,
         AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_path)) as saver,
     ):
         graph = compile_graph(llm, board, checkpointer=saver)

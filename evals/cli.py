@@ -13,7 +13,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from agents.llm import OpenAIChatModel
 from evals import pareto
 from evals.compare import compare_runs
 from evals.records import SampleLog, write_json_atomic
@@ -95,12 +94,7 @@ def cmd_eval_run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _eval_run(args, settings: Settings, task, context: Context, options) -> int:
-    async with OpenAIChatModel(
-        settings.endpoint,
-        api_key=settings.api_key,
-        model=settings.model,
-        timeout=settings.request_timeout,
-    ) as llm:
+    async with settings.chat_model() as llm:
         model = await llm.model_name()
         spec = EvalSpec(
             task=task.name,
@@ -222,12 +216,7 @@ def cmd_eval_study(args: argparse.Namespace, settings: Settings) -> int:
     options = dict(_parse_option(o) for o in args.option)
 
     async def go() -> Path:
-        async with OpenAIChatModel(
-            settings.endpoint,
-            api_key=settings.api_key,
-            model=settings.model,
-            timeout=settings.request_timeout,
-        ) as llm:
+        async with settings.chat_model() as llm:
             return await run_study(
                 task,
                 data_dir=args.data_dir.resolve(),

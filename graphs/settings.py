@@ -8,6 +8,8 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
+from agents.llm import OpenAIChatModel
+
 DEFAULT_ENDPOINT = "http://127.0.0.1:30000/v1"
 
 
@@ -28,6 +30,12 @@ class Settings:
     @property
     def checkpoint_path(self) -> Path:
         return self.checkpoint_db or self.home / "checkpoints.sqlite"
+
+    def chat_model(self) -> OpenAIChatModel:
+        """The OpenAI-compatible client these settings describe."""
+        return OpenAIChatModel(
+            self.endpoint, api_key=self.api_key, model=self.model, timeout=self.request_timeout
+        )
 
     @classmethod
     def load(cls, env_file: str | Path | None = ".env", **overrides) -> Settings:

@@ -6,18 +6,12 @@ the environment or `.env` (see graphs.settings).
 
 from __future__ import annotations
 
-from agents.llm import OpenAIChatModel
 from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.settings import Settings
 
 _settings = Settings.load()
 graph = compile_graph(
-    OpenAIChatModel(
-        _settings.endpoint,
-        api_key=_settings.api_key,
-        model=_settings.model,
-        timeout=_settings.request_timeout,
-    ),
+    _settings.chat_model(),
     Board(_settings.board_path),
 )
