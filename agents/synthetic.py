@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -140,6 +141,8 @@ def _needle_layer(
             cv2.circle(target, (cx, cy), r, value, thickness=-1, lineType=cv2.LINE_AA)
         else:
             cv2.fillPoly(target, [_shape_points(needle.shape, cx, cy, r)], value, cv2.LINE_AA)
+    if not needle.word:
+        return layer.astype(np.float32), (mask.astype(np.float32) / 255.0)[..., None]
     ink = (0, 0, 0) if sum(rgb) > 400 or rgb[1] > 150 else (255, 255, 255)
     font, thickness = cv2.FONT_HERSHEY_SIMPLEX, 2
     (tw, _), _ = cv2.getTextSize(needle.word, font, 1.0, thickness)
@@ -151,14 +154,15 @@ def _needle_layer(
     return layer.astype(np.float32), (mask.astype(np.float32) / 255.0)[..., None]
 
 
-def _background(rng: np.random.Generator, width: int, height: int) -> np.ndarray:
-    """A smooth, muted texture larger than the frame, to drift across."""
+def _background(rng: np.random.Generator, width: int, height: int, noise: float) -> np.ndarray:
+    """A smooth, muted texture larger than the frame, to drift across; `noise` scales its
+    contrast (0 = flat grey, 1 = full texture)."""
     shape = (height // 16 + 4, width // 16 + 4)
     gray = rng.uniform(45, 125, size=(*shape, 1))
     tint = rng.uniform(-20, 20, size=(*shape, 3))  # low saturation keeps needle colours salient
-    coarse = (gray + tint).astype(np.float32)
+    coarse = (gray + tint if noise == 1 else 85 + noise * (gray + tint - 85)).astype(np.float32)
     big = cv2.resize(coarse, (2 * width, 2 * height), interpolation=cv2.INTER_CUBIC)
-    grain = rng.normal(0, 2, size=(*big.shape[:2], 1)).astype(np.float32)
+    grain = noise * rng.normal(0, 2, size=(*big.shape[:2], 1)).astype(np.float32)
     return np.clip(big + grain, 25, 150).astype(np.int16)  # headroom for the +-20 wave
 
 
@@ -172,18 +176,28 @@ def make_video(
     height: int = 240,
     n_needles: int = 1,
     needle_seconds: float = 2.0,
+    needles: Sequence[Needle] | None = None,
+    noise: float = 1.0,
 ) -> SyntheticVideo:
-    """Write an H.264 mp4 with a drifting background and needle events; same seed, same frames."""
+    """Write an H.264 mp4 with a drifting background and needle events; same seed, same frames.
+
+    `needles` places the needles exactly (then `n_needles` and `needle_seconds` are unused);
+    `noise` in [0, 1] scales the background's texture and drift (a training curriculum).
+    """
     if width % 2 or height % 2 or width < 64 or height < 64:
         raise ValueError(f"width and height must be even and >= 64, got {width}x{height}")
     if duration <= 0 or fps <= 0:
         raise ValueError(f"duration and fps must be positive, got {duration} s at {fps} fps")
+    if not 0.0 <= noise <= 1.0:
+        raise ValueError(f"noise must be in [0, 1], got {noise}")
     rng = np.random.default_rng(seed)
-    needles = _plan_needles(rng, duration, fps, n_needles, needle_seconds)
+    if needles is None:
+        needles = _plan_needles(rng, duration, fps, n_needles, needle_seconds)
+    needles = tuple(needles)
     layers = [_needle_layer(n, width, height, rng) for n in needles]
     spans = [(round(n.start * fps), round(n.end * fps)) for n in needles]  # frame indices
-    texture = _background(rng, width, height)
-    wave = 20 * np.sin(2 * np.pi * np.arange(width) / width)  # periodic, so rolling has no seam
+    texture = _background(rng, width, height, noise)
+    wave = 20 * noise * np.sin(2 * np.pi * np.arange(width) / width)  # periodic: no seam
     wave = wave.astype(np.int16)[None, :, None]
 
     out = Path(path).resolve()

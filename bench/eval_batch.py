@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SMALL = {"n_videos": 16, "min_duration": 30.0, "max_duration": 60.0}
+SMALL = {"n_videos": 16, "max_minutes": 1}
 HD = {**SMALL, "width": 1280, "height": 720}
 
 

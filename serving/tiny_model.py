@@ -30,8 +30,9 @@ MERGE_SIZE = 2
 IMAGE_SIZE = {"shortest_edge": 64 * 64, "longest_edge": 1280 * 32 * 32}
 
 
-def build_image_processor():
-    """Qwen3-VL's image preprocessing on the torchvision-free (PIL) backend."""
+def build_image_processor(size: dict[str, int] | None = None):
+    """Qwen3-VL's image preprocessing on the torchvision-free (PIL) backend; `size` is the
+    pixel budget ``{"shortest_edge": min, "longest_edge": max}``."""
     from transformers import Qwen2VLImageProcessorPil
 
     return Qwen2VLImageProcessorPil(
@@ -40,7 +41,7 @@ def build_image_processor():
         merge_size=MERGE_SIZE,
         image_mean=[0.5, 0.5, 0.5],
         image_std=[0.5, 0.5, 0.5],
-        size=dict(IMAGE_SIZE),
+        size=dict(size or IMAGE_SIZE),
     )
 
 
@@ -67,7 +68,7 @@ def _video_processor_config() -> dict:
     }
 
 
-def save_processor(tokenizer, out: Path) -> None:
+def save_processor(tokenizer, out: Path, image_size: dict[str, int] | None = None) -> None:
     """Save tokenizer, chat template and image/video processor configs in Qwen3-VL's Hub layout.
 
     ``Qwen3VLProcessor`` cannot be built without torchvision (its video processor needs it), so
@@ -76,7 +77,7 @@ def save_processor(tokenizer, out: Path) -> None:
     """
     tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.save_pretrained(out)
-    build_image_processor().save_pretrained(out)
+    build_image_processor(image_size).save_pretrained(out)
     preprocessor = out / "preprocessor_config.json"
     config = json.loads(preprocessor.read_text())
     config["processor_class"] = "Qwen3VLProcessor"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 
 #: Size of the trained byte-level BPE vocabulary (the special and added tokens come on top).
 BPE_VOCAB_SIZE = 4000
@@ -225,8 +226,17 @@ def tokenizer_corpus(lines: int = 3000) -> list[str]:
     return corpus
 
 
-def build_tokenizer():
-    """Train the byte-level BPE tokenizer and wrap it as a ``Qwen2Tokenizer``."""
+def build_tokenizer(
+    corpus: Sequence[str] | None = None,
+    *,
+    vocab_size: int = BPE_VOCAB_SIZE,
+    whole_tokens: Sequence[str] = (),
+):
+    """Train the byte-level BPE tokenizer and wrap it as a ``Qwen2Tokenizer``.
+
+    `corpus` defaults to :func:`tokenizer_corpus`; `whole_tokens` are added as ordinary
+    tokens that are never split (paravt-nano spells each whole second 0..3600 as one).
+    """
     from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
     from transformers import AddedToken, Qwen2Tokenizer
     from transformers.models.qwen2.tokenization_qwen2 import PRETOKENIZE_REGEX
@@ -241,13 +251,13 @@ def build_tokenizer():
     )
     raw.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=BPE_VOCAB_SIZE,
+        vocab_size=vocab_size,
         min_frequency=2,
         show_progress=False,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         special_tokens=[],
     )
-    raw.train_from_iterator(tokenizer_corpus(), trainer=trainer)
+    raw.train_from_iterator(tokenizer_corpus() if corpus is None else corpus, trainer=trainer)
     model_state = json.loads(raw.to_str())["model"]
     merges = [tuple(m.split(" ") if isinstance(m, str) else m) for m in model_state["merges"]]
 
@@ -267,4 +277,6 @@ def build_tokenizer():
         {"additional_special_tokens": [AddedToken(t, special=True) for t in SPECIAL_TOKENS]}
     )
     tokenizer.add_tokens([AddedToken(t, special=False, normalized=False) for t in PROTOCOL_TOKENS])
+    if whole_tokens:
+        tokenizer.add_tokens([AddedToken(t, special=False, normalized=False) for t in whole_tokens])
     return tokenizer

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agents import prompts, video
 from evals.compare import compare_runs
 from evals.records import SampleLog
 from evals.results import score_records, summarize
@@ -26,7 +27,7 @@ from tests.fakes import ScriptedModel
 
 ROOT = Path(__file__).resolve().parents[1]
 NEEDLE = get_task("needle")
-SMALL = {"n_videos": 3, "min_duration": 20.0, "max_duration": 30.0}
+SMALL = {"n_videos": 3, "max_minutes": 1}
 CONTEXT = {
     "overview_frames": 4,
     "overview_max_pixels": 4096,
@@ -53,8 +54,27 @@ def spec_for(data: Path, **context) -> EvalSpec:
     )
 
 
-def oracle(data: Path) -> dict[str, str]:
-    """question -> a correct final turn, from the benchmark's ground truth."""
+def first_image(messages) -> str:
+    return next(
+        part["image_url"]["url"]
+        for m in messages
+        if isinstance(m["content"], list)
+        for part in m["content"]
+        if part.get("type") == "image_url"
+    )
+
+
+def overview_image(sample: Sample, max_pixels: int) -> str:
+    """The data URL of the sample's first overview frame: which video a request is about."""
+    info = video.probe(sample.media)
+    times = video.overview_timestamps(info.duration, CONTEXT["overview_frames"])
+    ref = prompts.frames_part(sample.media, times, max_pixels)
+    return first_image(prompts.expand_frames([{"role": "user", "content": [ref]}]))
+
+
+def oracle(data: Path, max_pixels: int = CONTEXT["overview_max_pixels"]) -> dict:
+    """(first overview frame, question) -> a correct final turn, from the ground truth.
+    Questions repeat across videos (the open-ended one always), so the frame tells them apart."""
     answers = {}
     for s in NEEDLE.load(data, **SMALL).samples:
         if s.kind == "grounding":
@@ -62,8 +82,14 @@ def oracle(data: Path) -> dict[str, str]:
             reply = f"The event happens in the {t['start']} - {t['end']} seconds"
         else:
             reply = s.target
-        answers[s.question] = f"<think>I know this.</think><answer>{reply}</answer>"
+        key = (overview_image(s, max_pixels), s.question)
+        answers[key] = f"<think>I know this.</think><answer>{reply}</answer>"
     return answers
+
+
+def answer_for(answers: dict, messages) -> tuple:
+    image, text = first_image(messages), all_text(messages)
+    return next(key for key in answers if key[0] == image and key[1] in text)
 
 
 class Crash(RuntimeError):
@@ -86,7 +112,7 @@ class OracleModel(ScriptedModel):
         self.answers, self.wrong, self.fail_after = answers, wrong, fail_after
 
     async def complete(self, messages, params, *, prefill=None):
-        question = next(q for q in self.answers if q in all_text(messages))
+        question = answer_for(self.answers, messages)
         if self.fail_after is not None and len(self.requests) >= self.fail_after:
             raise Crash("killed")
         self.main = [
@@ -163,7 +189,9 @@ async def test_an_unreachable_endpoint_gives_errors_that_the_next_run_retries(ne
 async def test_rescore_reproduces_the_metrics_and_compare_pairs_runs(needle_dir, tmp_path):
     answers = oracle(needle_dir)
     mc = [
-        s.question for s in NEEDLE.load(needle_dir, **SMALL).samples if s.kind == "multiple_choice"
+        (overview_image(s, CONTEXT["overview_max_pixels"]), s.question)
+        for s in NEEDLE.load(needle_dir, **SMALL).samples
+        if s.kind == "multiple_choice"
     ]
     a = await evaluate(
         NEEDLE, spec_for(needle_dir), llm=OracleModel(answers, wrong=set(mc)), out_root=tmp_path
@@ -221,11 +249,10 @@ async def test_missing_media_and_bad_records_refuse_to_start(tmp_path):
 @pytest.mark.slow
 @pytest.mark.integration
 def test_kill_9_mid_run_then_rerun_accounts_for_every_sample(needle_dir, tmp_path):
-    answers = oracle(needle_dir)
+    answers = oracle(needle_dir, NEEDLE.context["overview_max_pixels"])
 
     def reply(body):
-        text = all_text(body["messages"])
-        return next(a for q, a in answers.items() if q in text)[len("<think>") :]
+        return answers[answer_for(answers, body["messages"])][len("<think>") :]
 
     with ScriptedServer(reply, latency_s=0.4) as server:
         command = [

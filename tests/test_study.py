@@ -10,7 +10,7 @@ from graphs.context import Context
 from tests.fakes import ScriptedModel, calls
 
 NEEDLE = get_task("needle")
-SMALL = {"n_videos": 2, "min_duration": 20.0, "max_duration": 25.0}
+SMALL = {"n_videos": 2, "max_minutes": 1}
 
 
 class CropThenAnswer(ScriptedModel):

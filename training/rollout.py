@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 
+from agents.benchmark import prompt_text
 from agents.synthetic import make_questions, make_video, read_manifest, write_manifest
 from graphs.board import Board
 from graphs.builder import compile_graph
@@ -55,6 +56,7 @@ class RLPrompt:
     options: tuple[str, ...]
     kind: str
     target: Any
+    prompt: str | None = None  # the benchmark's question block, as evaluation sends it
 
 
 def needle_prompts(
@@ -74,7 +76,7 @@ def needle_prompts(
         video, items = read_manifest(manifest)
         prompts += [
             RLPrompt(item.id, video.path, item.question, item.options, item.kind,
-                     _TARGETS[item.kind](item.target))
+                     _TARGETS[item.kind](item.target), prompt_text(item))
             for item in items
         ]  # fmt: skip
     if not prompts:
@@ -217,6 +219,7 @@ async def rollout_group(
                 question=prompt.question,
                 options=prompt.options,
                 kind=prompt.kind,
+                prompt=prompt.prompt,
                 context=context,
             )
         return build_trajectory(prompt, index, context, result.trace, fork)

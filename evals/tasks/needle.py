@@ -1,9 +1,10 @@
-"""The synthetic needle benchmark: short coloured shapes with words, at known times.
+"""The synthetic needle benchmark (rules in ``agents.benchmark``), with a held-out test split.
 
 Videos and questions are generated deterministically from a seed into the data directory
 (reused when already there), so the benchmark needs no download. Each video yields a
-multiple-choice, a grounding and an open-ended item; the needle lasts a few seconds, so a
-handful of overview frames usually misses it and the agent has to crop.
+multiple-choice, a grounding and an open-ended item. Each needle is visible for at most 5%
+of the video, so 4 overview frames usually miss it and the agent has to crop. The train
+and test splits draw from disjoint seed ranges; no training step reads a test seed.
 """
 
 from __future__ import annotations
@@ -11,52 +12,48 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from agents import benchmark
 from agents.scoring.accuracy import accuracy_reward
 from agents.scoring.extract import extract_answer
 from agents.scoring.letters import extract_letter
-from agents.synthetic import SyntheticVideo, make_questions, make_video, read_manifest
-from agents.synthetic import write_manifest as write_video_manifest
+from agents.synthetic import SyntheticVideo
 from evals.sample import Sample
 from evals.tasks.base import LoadResult, Task
 
-SPLIT_SEEDS = {"train": 0, "test": 1_000_000}  # disjoint seed ranges per split
+SPLIT_SEEDS = benchmark.SPLIT_SEEDS
+CONTEXT = benchmark.GRAPH_SETTINGS
+DEFAULT_SIZE = (benchmark.WIDTH, benchmark.HEIGHT)
+
+
+def split_folder(data_dir: Path, split: str, size: tuple[int, int] = DEFAULT_SIZE) -> Path:
+    """Where a split's videos and manifests live (named by the rules' version)."""
+    if split not in SPLIT_SEEDS:
+        raise ValueError(f"needle split {split!r}: choose one of {', '.join(SPLIT_SEEDS)}")
+    suffix = "" if size == DEFAULT_SIZE else f"-{size[0]}x{size[1]}"
+    return Path(data_dir) / f"needle-v{benchmark.VERSION}-{split}{suffix}"
 
 
 def load(
     data_dir: Path,
     *,
     split: str = "test",
-    n_videos: int = 12,
-    min_duration: float = 60.0,
-    max_duration: float = 180.0,
-    needle_seconds: float = 3.0,
-    width: int = 320,
-    height: int = 240,
+    n_videos: int = 60,
+    max_minutes: int = benchmark.MINUTES[1],
+    width: int = DEFAULT_SIZE[0],
+    height: int = DEFAULT_SIZE[1],
 ) -> LoadResult:
-    """Generate (or reuse) `n_videos` videos of the split under `data_dir/needle-<split>/`."""
-    if split not in SPLIT_SEEDS:
-        raise ValueError(f"needle split {split!r}: choose one of {', '.join(SPLIT_SEEDS)}")
-    folder = Path(data_dir) / f"needle-{split}"
+    """Generate (or reuse) `n_videos` videos of the split. `max_minutes` below 10 only
+    shortens videos for quick tests, and another `width`/`height` only serves decode-cost
+    benchmarks: the benchmark's rules are 1 to 10 minutes at 128x96."""
+    folder = split_folder(data_dir, split, (width, height))
     folder.mkdir(parents=True, exist_ok=True)
     samples, sources = [], []
     for i in range(n_videos):
         seed = SPLIT_SEEDS[split] + i
-        manifest = folder / f"needle_{seed:07d}.json"
-        if manifest.exists():
-            video, items = read_manifest(manifest)
-        else:
-            span = max_duration - min_duration
-            duration = round(min_duration + span * ((seed * 7919) % 1000) / 1000, 1)
-            video = make_video(
-                folder / f"needle_{seed:07d}.mp4",
-                seed=seed,
-                duration=duration,
-                n_needles=1,
-                needle_seconds=needle_seconds,
-            )
-            items = make_questions(video, seed=seed)
-            write_video_manifest(video, items, manifest)
-        sources.append(str(manifest))
+        video, items = benchmark.generate(
+            folder, seed, minutes=(1, max_minutes), size=(width, height)
+        )
+        sources.append(str(folder / f"needle_{seed:07d}.json"))
         samples += [_to_sample(video, item, folder) for item in items]
     return LoadResult(samples=samples, sources=sources, notes={"split": split})
 
@@ -67,12 +64,12 @@ def _to_sample(video: SyntheticVideo, item, folder: Path) -> Sample:
         id=f"s{video.seed}-{item.id}",
         media=media,
         question=item.question,
-        prompt="\n".join([item.question, *item.options]),
+        prompt=benchmark.prompt_text(item),
         kind=item.kind,
         target=item.answer,
         options=tuple(item.options),
         cluster=f"video{video.seed}",
-        categories={"kind": item.kind},
+        categories={"kind": item.kind, "question": item.id.rsplit("-", 1)[-1]},
         extra={"target": dict(item.target), "duration": video.duration},
     )
 
@@ -133,7 +130,7 @@ TASK = Task(
     aggregate=aggregate,
     primary="mean_score",
     profiles=("official",),
-    category_fields=("kind",),
-    context={"overview_frames": 4},
+    category_fields=("kind", "question"),
+    context=dict(CONTEXT),
     description="Synthetic needle videos generated from a seed (this project's benchmark).",
 )
