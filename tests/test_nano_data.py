@@ -1,0 +1,107 @@
+"""paravt-nano's SFT data: oracle runs of the real graph, their rows, the rebuild's first steps."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents import benchmark
+from agents.protocol import parse
+from agents.synthetic import Needle, SyntheticVideo
+from training.nano import data
+from training.nano.oracle import NO_SHAPES, sightings, window_note
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def oracle_traces(tmp_path_factory):
+    root = tmp_path_factory.mktemp("nano-data")
+    videos = [(1.0, *benchmark.generate(root / "v", seed, minutes=(1, 2))) for seed in (3, 4, 5, 6)]
+    import asyncio
+
+    jobs = data.jobs_for(videos)
+    return jobs, asyncio.run(data.run_oracle(jobs, root, concurrency=4))
+
+
+def test_a_window_note_names_each_needle_with_its_first_frame_and_the_frame_after():
+    video = SyntheticVideo("v.mp4", 0, 60.0, 1.0, 128, 96,
+                           (Needle(20.0, 23.0, "red", "circle", ""),))  # fmt: skip
+    assert window_note(video, [15.0, 18.0, 21.0, 24.0, 27.0], 30.0) == (
+        "red circle from 21 to 24 seconds."
+    )
+    assert window_note(video, [15.0, 18.0, 21.0], 22.0) == "red circle from 21 to 22 seconds."
+    assert window_note(video, [0.0, 5.0, 10.0], 15.0) == NO_SHAPES
+    assert sightings(["red circle from 21 to 24 seconds.", "blue cross from 3 to 5 seconds.",
+                      "red circle from 24 to 27 seconds."]) == {
+        ("blue", "cross"): (3.0, 5.0), ("red", "circle"): (21.0, 27.0)}  # fmt: skip
+
+
+def test_oracle_runs_answer_every_question_right_in_the_graphs_trace_format(oracle_traces):
+    jobs, traces = oracle_traces
+    assert len(traces) == len(jobs) and {j.dispatch for j in jobs} == {"parallel", "none"}
+    for job, trace in zip(jobs, traces, strict=True):
+        assert trace["status"] == "answered" and trace["video"] == job.video.path
+        main = [c for c in trace["model_calls"] if c["agent"] == "main"]
+        subs = [c for c in trace["model_calls"] if c["agent"].startswith("sub:")]
+        first = parse(main[0]["prefill"] + main[0]["completion"]["text"])
+        assert first.well_formed
+        if job.dispatch == "none":
+            assert not subs and len(main) == 1
+            continue
+        item = job.item
+        if first.answer is None:  # four parallel calls covering the video, then the answer
+            assert [c.arguments for c in first.tool_calls] == [
+                {"start_time": round(q * job.video.duration / 4),
+                 "end_time": round((q + 1) * job.video.duration / 4)}
+                for q in range(4)
+            ]  # fmt: skip
+            assert len(subs) == 4 and len(main) == 2
+        answer = trace["answer"]
+        if item.kind == "grounding":
+            start, end = map(float, answer.split("the ")[-1].split(" seconds")[0].split(" - "))
+            t = item.target
+            overlap = min(end, t["end"]) - max(start, t["start"])
+            union = max(end, t["end"]) - min(start, t["start"])
+            assert overlap / union >= 0.3, (answer, t)
+        else:
+            assert answer == item.answer
+
+
+def test_rows_carry_the_main_conversation_and_each_sub_agent_note(oracle_traces, tmp_path):
+    _, traces = oracle_traces
+    path = tmp_path / "traces.jsonl"
+    path.write_text("".join(json.dumps({**t, "noise": 1.0}) + "\n" for t in traces))
+    rows = data.sft_rows(path)
+    mains = [r for r in rows if r["agent"] == "main"]
+    subs = [r for r in rows if r["agent"].startswith("sub:")]
+    assert len(mains) == len(traces)
+    assert subs and all(len(r["images"]) == 12 for r in subs)
+    conversation = mains[0]["messages"]
+    assert [m["role"] for m in conversation][:2] == ["system", "user"]
+    assert conversation[-1]["role"] == "assistant"
+    assert all(r["noise"] == 1.0 for r in rows)
+
+
+def test_the_rebuild_command_runs_its_first_steps(tmp_path):
+    out = tmp_path / "nano"
+    command = [sys.executable, "-m", "training.nano.rebuild", "--out", str(out), "--videos", "3",
+               "--sft-steps", "2", "--threads", "1", "--stop-after", "sft"]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    traces = (out / "data" / "traces.jsonl").read_text().splitlines()
+    assert len(traces) == 3 * 3 + 3  # every question with tools, every third also without
+    tiers = sorted(p.name for p in (out / "data" / "videos").iterdir())
+    assert tiers == ["noise-0", "noise-0.5", "noise-1"]
+    config = json.loads((out / "init" / "config.json").read_text())
+    assert config["model_type"] == "qwen3_vl"
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(out / "sft")
+    assert tokenizer.tokenize("<135.0 seconds>")[1] == "135"
+    assert (out / "sft" / "model.safetensors").stat().st_size < 20_000_000

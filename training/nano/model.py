@@ -1,0 +1,104 @@
+"""paravt-nano's architecture and tokenizer: Qwen3-VL at about 3M parameters, built offline.
+
+The tokenizer is a byte-level BPE trained on the oracle traces' text, with every whole
+second 0..600 as one token (a frame time, a window bound and an answer span are then one
+token each to copy). The vision tower sees 128x96 frames as 8x6 patches of 16 pixels,
+merged 2x2 into 12 visual tokens per frame.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+
+from agents import benchmark
+from serving.tiny_model import MERGE_SIZE, PATCH_SIZE, save_processor
+from serving.tokenizer import SPECIAL_TOKENS, build_tokenizer
+
+log = logging.getLogger(__name__)
+
+BPE_VOCAB = 1024
+WHOLE_SECONDS = tuple(str(s) for s in range(601))
+#: The pixel budget of one frame: exactly the benchmark's 128x96 frames.
+IMAGE_SIZE = {"shortest_edge": 32 * 32 * 4, "longest_edge": benchmark.WIDTH * benchmark.HEIGHT}
+
+
+def nano_tokenizer(texts: Iterable[str]):
+    """The BPE tokenizer trained on `texts`, whole seconds as single tokens."""
+    return build_tokenizer(list(texts), vocab_size=BPE_VOCAB, whole_tokens=WHOLE_SECONDS)
+
+
+def nano_config(tokenizer):
+    """The Qwen3VLConfig of paravt-nano (token ids taken from `tokenizer`)."""
+    from transformers import Qwen3VLConfig
+
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
+    hidden = 192
+    return Qwen3VLConfig(
+        vision_config={
+            "depth": 2,
+            "hidden_size": 128,
+            "intermediate_size": 256,
+            "num_heads": 4,
+            "patch_size": PATCH_SIZE,
+            "spatial_merge_size": MERGE_SIZE,
+            "temporal_patch_size": 2,
+            "out_hidden_size": hidden,
+            "num_position_embeddings": 64,
+            "deepstack_visual_indexes": [0],
+        },
+        text_config={
+            "vocab_size": len(tokenizer),
+            "hidden_size": hidden,
+            "intermediate_size": 512,
+            "num_hidden_layers": 4,
+            "num_attention_heads": 6,
+            "num_key_value_heads": 2,
+            "head_dim": 32,
+            "max_position_embeddings": 4096,
+            "rope_parameters": {
+                "rope_type": "default",
+                "rope_theta": 10_000.0,
+                "mrope_section": [6, 5, 5],
+                "mrope_interleaved": True,
+            },
+            "pad_token_id": ids["<|endoftext|>"],
+        },
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+        tie_word_embeddings=True,
+    )
+
+
+def build_nano(out_dir: str | Path, texts: Iterable[str], *, seed: int = 0) -> Path:
+    """Write an untrained paravt-nano checkpoint (weights from `seed`) into `out_dir`."""
+    import torch
+    from transformers import GenerationConfig, Qwen3VLForConditionalGeneration
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer = nano_tokenizer(texts)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = Qwen3VLForConditionalGeneration(nano_config(tokenizer)).eval()
+    eos = [tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>")]
+    model.generation_config = GenerationConfig(
+        eos_token_id=eos, pad_token_id=eos[1], do_sample=False
+    )
+    model.save_pretrained(out)
+    save_processor(tokenizer, out, IMAGE_SIZE)
+    n_params = sum(p.numel() for p in model.parameters())
+    log.info("built paravt-nano (%d parameters, vocab %d) in %s", n_params, len(tokenizer), out)
+    return out
+
+
+def row_texts(rows: Iterable[dict]) -> Iterable[str]:
+    """Every text part of every row: the tokenizer's training corpus."""
+    for row in rows:
+        for message in row["messages"]:
+            for part in message["content"]:
+                if part["type"] == "text":
+                    yield part["text"]

@@ -1,0 +1,226 @@
+"""Oracle turns for the needle benchmark: what a perfect agent writes, from the ground truth.
+
+:class:`OracleModel` speaks the chat-model contract, so the real graph runs it and the traces
+come out in exactly the graph's format. It reads only what the request shows (frame times,
+the window, the notes that came back) plus the ground truth of the video being run, which
+:func:`bind` sets per run. The turns it writes:
+
+- main agent, first turn: what the overview frames show, then either the answer (when a
+  needle the question names is in view) or four parallel ``crop_video`` calls covering the
+  video;
+- sub-agent: each needle its frames show, with the time of the first frame showing it and of
+  the first frame after it (``red circle from 35 to 38 seconds.``), or ``No coloured shapes.``;
+- main agent, after the notes: one sentence of reasoning, then the answer;
+- without tools: what the overview shows, then the answer (a guess when nothing is in view).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from agents import benchmark
+from agents.completion import Completion, SamplingParams, Usage
+from agents.protocol import TOOL_NAME, render_turn
+from agents.synthetic import QAItem, SyntheticVideo
+
+WINDOWS = 4
+NO_SHAPES = "No coloured shapes."
+_LABEL = re.compile(r"^<(\d+(?:\.\d+)?) seconds>$")
+_WINDOW = re.compile(r"window (\d+(?:\.\d+)?) - (\d+(?:\.\d+)?) seconds")
+_LENGTH = re.compile(r"length (\d+(?:\.\d+)?) seconds")
+_SIGHTING = re.compile(r"(\w+) (\w+) from (\d+) to (\d+) seconds")
+
+
+@dataclass(frozen=True)
+class Truth:
+    """The run's video and question, which only the oracle may read."""
+
+    video: SyntheticVideo
+    item: QAItem
+
+
+_TRUTH: contextvars.ContextVar[Truth] = contextvars.ContextVar("needle_truth")
+
+
+def bind(video: SyntheticVideo, item: QAItem) -> None:
+    """Make `video` and `item` the truth for the current task and the tasks it starts."""
+    _TRUTH.set(Truth(video, item))
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def _texts(message: Mapping) -> list[str]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [content]
+    return [p["text"] for p in content or [] if p.get("type") == "text"]
+
+
+def frame_times(message: Mapping) -> list[float]:
+    """The times of the frames in one message, read from their ``<t seconds>`` labels."""
+    return [float(m.group(1)) for t in _texts(message) if (m := _LABEL.match(t.strip()))]
+
+
+def window_note(video: SyntheticVideo, times: Sequence[float], end: float) -> str:
+    """The sub-agent's note on frames at `times` of a window ending at `end`."""
+    sentences = []
+    for needle in video.needles:
+        seen = [i for i, t in enumerate(times) if needle.start <= t < needle.end]
+        if not seen:
+            continue
+        after = times[seen[-1] + 1] if seen[-1] + 1 < len(times) else end
+        sentences.append(
+            f"{needle.color} {needle.shape} from {_num(times[seen[0]])} to {_num(after)} seconds."
+        )
+    return " ".join(sentences) or NO_SHAPES
+
+
+def overview_sentence(video: SyntheticVideo, times: Sequence[float]) -> str:
+    """What the overview frames show, in the main agent's words."""
+    seen = [
+        f"the {n.color} {n.shape} at {_num(t)} seconds"
+        for t in times
+        for n in benchmark.visible_at(video.needles, t)
+    ]
+    if not seen:
+        return "The overview frames show no coloured shape."
+    return "The overview frames show " + " and ".join(seen) + "."
+
+
+def sightings(notes: Sequence[str]) -> dict[tuple[str, str], tuple[float, float]]:
+    """(colour, shape) -> the span the notes report, merged across windows, in time order."""
+    spans: dict[tuple[str, str], tuple[float, float]] = {}
+    for note in notes:
+        for colour, shape, a, b in _SIGHTING.findall(note):
+            lo, hi = spans.get((colour, shape), (float(a), float(b)))
+            spans[(colour, shape)] = (min(lo, float(a)), max(hi, float(b)))
+    return dict(sorted(spans.items(), key=lambda kv: kv[1][0]))
+
+
+def _letter(item: QAItem, value: str) -> str | None:
+    return next((o.split(". ", 1)[0] for o in item.options if o.split(". ", 1)[1] == value), None)
+
+
+def reasoning(item: QAItem, spans: Mapping[tuple[str, str], tuple[float, float]]):
+    """(sentence, answer) for `item` from the sightings, or None when they cannot answer it."""
+    kind = item.id.rsplit("-", 1)[-1]
+    named = item.question.split()
+    for (colour, shape), (a, b) in spans.items():
+        if kind == "colour" and shape in named:
+            letter = _letter(item, colour)
+            return f"The {shape} is {colour}, option {letter}.", letter
+        if kind == "shape" and colour in named:
+            letter = _letter(item, shape)
+            return f"The {colour} object is a {shape}, option {letter}.", letter
+        if kind == "ground" and colour in named and shape in named:
+            return (
+                f"The {colour} {shape} is seen from {_num(a)} to {_num(b)} seconds.",
+                f"The event happens in the {_num(a)} - {_num(b)} seconds.",
+            )
+    if not spans:
+        return None
+    first, last = next(iter(spans)), list(spans)[-1]
+    if kind == "count":
+        letter = _letter(item, str(len(spans)))
+        return f"I count {len(spans)} coloured shapes, option {letter}.", letter
+    if kind == "order":
+        letter = _letter(item, first[0])
+        return f"The first shape is {first[0]}, option {letter}.", letter
+    if kind == "open":
+        return f"The last shape is the {last[0]} {last[1]}.", f"{last[0]} {last[1]}"
+    return None
+
+
+def _overview_spans(video: SyntheticVideo, times: Sequence[float]):
+    return {
+        (n.color, n.shape): (t, t + 1.0)
+        for t in times
+        for n in benchmark.visible_at(video.needles, t)
+    }
+
+
+def main_turn(truth: Truth, messages: Sequence[Mapping]) -> str:
+    """The main agent's whole turn (starting with ``<think>``) for this request."""
+    video, item = truth.video, truth.item
+    tools = "<tools>" in "".join(_texts(messages[0]))
+    first_user = next(m for m in messages if m["role"] == "user")
+    overview = frame_times(first_user)
+    responses = [
+        t for m in messages if m["role"] == "user" and m is not first_user for t in _texts(m)
+    ]
+    notes = re.findall(r"<tool_response>\n(.*?)\n</tool_response>", "".join(responses), re.S)
+    kind = item.id.rsplit("-", 1)[-1]
+    if notes:
+        found = reasoning(item, sightings(notes))
+        think, answer = found or ("The notes do not show it, so I guess.", item.answer)
+        return render_turn(think, answer=answer)
+    look = overview_sentence(video, overview)
+    direct = (
+        reasoning(item, _overview_spans(video, overview)) if kind in ("colour", "shape") else None
+    )
+    if direct is not None:
+        return render_turn(f"{look} {direct[0]}", answer=direct[1])
+    if not tools:
+        guess = item.answer if kind != "ground" else _guess_span(item)
+        return render_turn(f"{look} I cannot see it, so I guess.", answer=guess)
+    duration = float(_LENGTH.search("".join(_texts(first_user))).group(1))
+    step = duration / WINDOWS
+    calls = [
+        {
+            "name": TOOL_NAME,
+            "arguments": {"start_time": _int(i * step), "end_time": _int((i + 1) * step)},
+        }
+        for i in range(WINDOWS)
+    ]
+    return render_turn(f"{look} I will search the video in {WINDOWS} windows.", tool_calls=calls)
+
+
+def _guess_span(item: QAItem) -> str:
+    start, end = _num(item.target["start"]), _num(item.target["end"])
+    return f"The event happens in the {start} - {end} seconds."
+
+
+def _int(x: float) -> int | float:
+    return int(x) if float(x).is_integer() else round(x, 1)
+
+
+def sub_turn(truth: Truth, messages: Sequence[Mapping]) -> str:
+    """The sub-agent's note for this request."""
+    user = messages[-1]
+    window = _WINDOW.search(" ".join(_texts(user)))
+    return window_note(truth.video, frame_times(user), float(window.group(2)))
+
+
+class OracleModel:
+    """A chat model that writes the oracle's turns for the run bound with :func:`bind`."""
+
+    model = "needle-oracle"
+
+    async def complete(
+        self, messages: Sequence[Mapping], params: SamplingParams, *, prefill: str | None = None
+    ) -> Completion:
+        began = time.perf_counter()
+        truth = _TRUTH.get()
+        system = "".join(_texts(messages[0]))
+        if system.startswith("You describe video clips"):
+            text = sub_turn(truth, messages)
+        else:
+            text = main_turn(truth, messages)
+            if prefill:
+                if not text.startswith(prefill):
+                    raise ValueError(f"oracle turn does not start with the prefill {prefill!r}")
+                text = text[len(prefill) :]
+        return Completion(
+            text=text,
+            finish_reason="stop",
+            usage=Usage(),
+            latency_s=time.perf_counter() - began,
+            model=self.model,
+            attempts=1,
+        )
