@@ -9,26 +9,36 @@ import dataclasses
 import json
 import logging
 import os
+import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from agents.synthetic import read_manifest
+from agents import benchmark
+from agents.synthetic import QAItem, read_manifest
 from agents.video import VideoError
 from evals.cli import add_eval_commands
 from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.context import Context, add_context_arguments, context_from_args
+from graphs.report import RunDisplay, judge, result_record
 from graphs.run import RunResult, run_question
 from graphs.settings import DEFAULT_ENDPOINT, Settings
 from graphs.traces import write_jsonl
+from serving import sglang
 
 DEMO_DIR = Path(__file__).parent / "assets" / "demo"
+#: The demo's graph settings: the needle benchmark's (4 overview frames, 128x96 frames, 12
+#: frames per window, 4 parallel calls) with paravt-nano's token caps (bench/nano_eval.py).
+DEMO_CONTEXT = dataclasses.replace(
+    Context(**benchmark.GRAPH_SETTINGS), max_new_tokens=256, summary_max_tokens=48
+)
 console = Console(stderr=True)
 
 
@@ -73,8 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_question_arguments(run)
     run.set_defaults(handler=cmd_run)
 
-    demo = commands.add_parser("demo", help="run the bundled synthetic video on a local model")
-    demo.add_argument("--video", help="your own video instead of the bundled one")
+    demo = commands.add_parser(
+        "demo", help="ask the bundled needle video's question (starts paravt-nano if needed)"
+    )
+    demo.add_argument("--video", help="your own video instead of the bundled one (same settings)")
     demo.add_argument("--question", help="your own question (with --video)")
     _add_question_arguments(demo)
     demo.set_defaults(handler=cmd_demo)
@@ -101,10 +113,43 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_eval_commands(commands)
 
-    serve = commands.add_parser("serve", help="serve a local checkpoint (default: tiny model)")
-    serve.add_argument("--checkpoint", help="a Qwen3-VL checkpoint folder")
+    serve = commands.add_parser(
+        "serve", help="serve paravt-nano on the CPU, or a checkpoint on GPUs with --sglang"
+    )
+    serve.add_argument(
+        "--checkpoint",
+        help="a Qwen3-VL checkpoint folder (default: assets/paravt-nano); "
+        "with --sglang, a folder or a Hugging Face id",
+    )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=30000)
+    serve.add_argument("--dry-run", action="store_true", help="print the command, do not run it")
+    gpu = serve.add_argument_group(f"GPU serving with SGLang ({sglang.GUIDE})")
+    gpu.add_argument("--sglang", action="store_true", help="serve --checkpoint with SGLang")
+    gpu.add_argument(
+        "--sglang-python",
+        help="the Python of SGLang's own environment (env PARAVT_SGLANG_PYTHON; default python3)",
+    )
+    gpu.add_argument("--tp", type=int, default=1, help="tensor-parallel GPUs (default 1)")
+    gpu.add_argument(
+        "--context-length",
+        type=int,
+        default=sglang.CONTEXT_LENGTH,
+        help=f"most tokens per request (default {sglang.CONTEXT_LENGTH})",
+    )
+    gpu.add_argument(
+        "--mem-fraction-static",
+        type=float,
+        default=sglang.MEM_FRACTION_STATIC,
+        help=f"GPU memory for weights and KV cache (default {sglang.MEM_FRACTION_STATIC})",
+    )
+    gpu.add_argument(
+        "--max-images",
+        type=int,
+        default=sglang.MAX_IMAGES,
+        help=f"most images per request; 0 for SGLang's default (default {sglang.MAX_IMAGES})",
+    )
+    gpu.add_argument("--chat-template", help="only for a checkpoint without its own template")
     serve.set_defaults(handler=cmd_serve)
     return parser
 
@@ -124,12 +169,18 @@ def _add_question_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
-    result = asyncio.run(_run(args, settings, args.video, args.question, args.options))
-    return _report(result, args)
+    display = RunDisplay(console)
+    began = time.perf_counter()
+    result = asyncio.run(
+        _run(args, settings, args.video, args.question, args.options, on_update=display)
+    )
+    return _report(result, args, display, wall_s=time.perf_counter() - began)
 
 
 def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
-    base = Context()
+    """The bundled needle video's multiple-choice question (or --video/--question), with the
+    benchmark's settings, on the endpoint or on a local paravt-nano server."""
+    item, prompt = None, None
     if args.video:
         if not args.question:
             console.print("[red]error:[/red] --video needs --question")
@@ -138,21 +189,27 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     else:
         demo, items = read_manifest(DEMO_DIR / "needle.json")
         item = next(i for i in items if i.kind == "multiple_choice")
-        video, question, options = str(DEMO_DIR / Path(demo.path).name), item.question, item.options
-        args.kind = args.kind or item.kind
-        base = Context(overview_frames=8)  # too few to catch the 3 s needle: the agent must look
+        video, question, options = demo.path, item.question, item.options
+        args.kind, prompt = item.kind, benchmark.prompt_text(item)
         console.print(
-            f"[bold]demo[/bold] {video}: {question} {list(options)} (expected answer {item.answer})"
+            f"[bold]demo[/bold] {escape(os.path.relpath(video))}: {demo.duration:g} s at "
+            f"{demo.fps:g} fps, {demo.width}x{demo.height}, seed {demo.seed}\n"
+            f"  {escape(question)}  {'  '.join(options)}  (expected {item.answer})"
         )
+    display = RunDisplay(console)
     with _endpoint(settings) as endpoint:
         settings = dataclasses.replace(settings, endpoint=endpoint)
-        result = asyncio.run(_run(args, settings, video, question, options, base))
-    return _report(result, args)
+        began = time.perf_counter()
+        result = asyncio.run(
+            _run(args, settings, video, question, options, DEMO_CONTEXT, prompt, display)
+        )
+    return _report(result, args, display, wall_s=time.perf_counter() - began, item=item)
 
 
 @contextlib.contextmanager
 def _endpoint(settings: Settings) -> Iterator[str]:
-    """The configured endpoint if it answers, else a local tiny-model server for the block."""
+    """The configured endpoint if it answers, else a local paravt-nano server for the block."""
+    from serving.checkpoints import default_checkpoint
     from serving.launch import endpoint_ready, local_server
 
     if endpoint_ready(settings.endpoint):
@@ -160,14 +217,23 @@ def _endpoint(settings: Settings) -> Iterator[str]:
         return
     if settings.endpoint != DEFAULT_ENDPOINT:
         raise SystemExit(f"error: no OpenAI-compatible server answers at {settings.endpoint}")
-    console.print("no server at the default endpoint: starting the local CPU model server ...")
+    nano = default_checkpoint()
+    model = os.path.relpath(nano) if nano else "the untrained tiny model (no paravt-nano)"
+    console.print(f"no server at {settings.endpoint}: starting the local CPU server on {model}")
     with local_server(log_path=settings.home / "server.log") as url:
         console.print(f"local server ready at {url}")
         yield url
 
 
 async def _run(
-    args, settings: Settings, video: str, question: str, options, base: Context | None = None
+    args,
+    settings: Settings,
+    video: str,
+    question: str,
+    options,
+    base: Context | None = None,
+    prompt: str | None = None,
+    on_update=None,
 ) -> RunResult:
     context = context_from_args(args, base or Context())
     board = Board(settings.board_path)
@@ -186,72 +252,27 @@ async def _run(
             question=question,
             options=options,
             kind=args.kind,
+            prompt=prompt,
             context=context,
             thread_id=args.thread_id,
-            on_update=_show_update,
+            on_update=on_update,
         )
 
 
-def _show_update(node: str, values: dict[str, Any]) -> None:
-    if node == "prepare":
-        times = values["overview"]["timestamps"]
-        console.print(
-            f"[cyan]overview[/cyan] {len(times)} frames, {times[0]:.1f}-{times[-1]:.1f} s"
-            f" of a {values['duration']:.1f} s video"
-        )
-    elif node == "main_agent":
-        call = values["model_calls"][0]
-        usage = call["completion"]["usage"]
-        console.print(
-            f"[cyan]main agent[/cyan] turn {call['turn']}: "
-            f"{usage['prompt_tokens']}+{usage['completion_tokens']} tokens, "
-            f"{call['completion']['latency_s']:.2f} s"
-        )
-        for record in values.get("calls", []):
-            window = (
-                f"{record['start']:.1f}-{record['end']:.1f} s"
-                if record["error"] is None
-                else f"[red]refused[/red] {record['error']}"
-            )
-            console.print(f"  crop_video #{record['index']}: {window}")
-        if values.get("status"):
-            console.print(f"  [bold]{values['status']}[/bold]: {values.get('answer')!r}")
-    elif node == "sub_agent":
-        for result in values["tool_results"]:
-            console.print(
-                f"[cyan]sub-agent[/cyan] #{result['index']} "
-                f"{result['start']:.1f}-{result['end']:.1f} s: "
-                f"{result['content'][:160]!r}"
-            )
-
-
-def _report(result: RunResult, args: argparse.Namespace) -> int:
+def _report(
+    result: RunResult,
+    args: argparse.Namespace,
+    display: RunDisplay,
+    *,
+    wall_s: float,
+    item: QAItem | None = None,
+) -> int:
+    expected = item.answer if item else None
+    correct = judge(result, item) if item else None
+    display.summary(result, wall_s=wall_s, expected=expected, correct=correct)
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "run_id": result.run_id,
-                    "thread_id": result.thread_id,
-                    "status": result.status,
-                    "answer": result.answer,
-                    "error": result.error,
-                    "cost": result.trace["cost"] if result.trace else None,
-                }
-            )
-        )
-    elif result.status == "failed":
-        console.print(
-            f"[red]run {result.run_id} failed:[/red] {result.error}\n"
-            f"resume it with --thread-id {result.thread_id}"
-        )
-    else:
-        cost = result.trace["cost"]
-        console.print(
-            f"[bold green]{result.status}[/bold green] run {result.run_id}: "
-            f"answer {result.answer!r}; {cost['model_calls']} model calls, "
-            f"{cost['prompt_tokens'] + cost['completion_tokens']} tokens, "
-            f"{cost['frames_encoded']} frames encoded"
-        )
+        record = result_record(result, wall_s=wall_s, expected=expected, correct=correct)
+        print(json.dumps(record))
     return 1 if result.status == "failed" else 0
 
 
@@ -321,12 +342,55 @@ def cmd_studio(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    from serving.server import main as serve_main
+    """paravt-nano (or --checkpoint) on the CPU through serving.server, or SGLang on GPUs."""
+    from serving.launch import serve_foreground, server_command
 
-    argv = ["--host", args.host, "--port", str(args.port)]
-    if args.checkpoint:
-        argv += ["--model", args.checkpoint]
-    return serve_main(argv) or 0
+    host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+    base_url = f"http://{host}:{args.port}/v1"
+    if args.sglang:
+        if not args.checkpoint:
+            console.print("[red]error:[/red] --sglang needs --checkpoint (a folder or HF id)")
+            return 2
+        python = args.sglang_python or os.environ.get("PARAVT_SGLANG_PYTHON") or "python3"
+        command = sglang.sglang_command(
+            args.checkpoint,
+            python=python,
+            host=args.host,
+            port=args.port,
+            tp=args.tp,
+            context_length=args.context_length,
+            mem_fraction_static=args.mem_fraction_static,
+            max_images=args.max_images,
+            chat_template=args.chat_template,
+        )
+    else:
+        command = server_command(args.checkpoint, host=args.host, port=args.port)
+    if args.dry_run:
+        print(shlex.join(command))
+        return 0
+    if args.sglang:
+        try:
+            version = sglang.check_sglang(command[0])
+        except sglang.SGLangMissing as exc:
+            console.print(f"[red]error:[/red] {escape(str(exc))}")
+            return 2
+        console.print(f"starting SGLang {version}: {escape(shlex.join(command))}")
+        return sglang.launch_sglang(command, base_url, _print_endpoint)
+    try:
+        return serve_foreground(command, base_url, ready_timeout=180, on_ready=_print_endpoint)
+    except (RuntimeError, TimeoutError) as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        return 1
+
+
+def _print_endpoint(base_url: str) -> None:
+    python = os.path.relpath(sys.executable)
+    app = os.path.relpath(__file__)
+    console.print(
+        f"[bold green]ready[/bold green] at {base_url}; in another shell:\n"
+        f"  {python} {app} --endpoint {base_url} demo\n"
+        f"  (or export PARAVT_ENDPOINT={base_url} for every app.py command)"
+    )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ FastAPI app serves one model, one request at a time, with what rollouts need:
 - the raw completion text: tool calls stay in ``content`` (``agents/protocol.py`` parses them).
 
     python -m serving.server --model DIR --host 127.0.0.1 --port 30000
-    python -m serving.server            # builds the tiny model into ~/.cache/paravt first
+    python -m serving.server            # the shipped paravt-nano (assets/paravt-nano)
+    python -m serving.server --tiny     # the untrained tiny model, built into ~/.cache/paravt
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from fastapi.exceptions import RequestValidationError  # noqa: E402
 from fastapi.responses import JSONResponse  # noqa: E402
 from pydantic import BaseModel, ConfigDict, Field  # noqa: E402
 
+from serving.checkpoints import NANO_DIR, default_checkpoint  # noqa: E402
 from serving.engine import (  # noqa: E402
     Completion,
     GenerationSettings,
@@ -214,7 +216,7 @@ def create_app(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: ``python -m serving.server [--model DIR] --host 127.0.0.1 --port 30000``.
+    """CLI: ``python -m serving.server [--model DIR | --tiny] --host 127.0.0.1 --port 30000``.
 
     Serves until interrupted; returns 0, or uvicorn's ``STARTUP_FAILURE`` (3) if it never served.
     """
@@ -222,8 +224,15 @@ def main(argv: list[str] | None = None) -> int:
     from uvicorn.config import STARTUP_FAILURE
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", type=Path, help="HF checkpoint dir (default: the tiny one)")
-    parser.add_argument("--seed", type=int, default=0, help="Seed of the tiny model (no --model)")
+    parser.add_argument(
+        "--model", type=Path, help=f"HF checkpoint dir (default: paravt-nano, {NANO_DIR})"
+    )
+    parser.add_argument(
+        "--tiny",
+        action="store_true",
+        help="Serve the untrained tiny model (the fallback when paravt-nano is missing)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="Seed of the tiny model")
     parser.add_argument("--cache-dir", type=Path, help="Cache root (default: ~/.cache)")
     parser.add_argument("--host", default="127.0.0.1", help="Listen address")
     parser.add_argument("--port", type=int, default=30000, help="Listen port")
@@ -237,8 +246,14 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    model_dir = args.model
+    model_dir = args.model or (None if args.tiny else default_checkpoint())
     if model_dir is None:
+        if not args.tiny:
+            logger.warning(
+                "the paravt-nano checkpoint is missing (no model.safetensors and config.json "
+                "in %s): serving the untrained tiny model instead",
+                NANO_DIR,
+            )
         model_dir = ensure_tiny_model(args.seed, args.cache_dir)
         logger.info("using the tiny model at %s", model_dir)
     app = create_app(

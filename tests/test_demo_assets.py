@@ -1,37 +1,50 @@
-"""The bundled demo video is what its manifest says, and its overview frames miss the needle."""
+"""The bundled demo video is a benchmark video of its seed, and only cropping can find it."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
-from agents import video
-from agents.synthetic import make_video, read_manifest
+from agents import benchmark, video
+from agents.synthetic import read_manifest
 
 DEMO = Path(__file__).resolve().parents[1] / "assets" / "demo"
 
 
-def test_demo_video_matches_its_manifest_and_regenerates(tmp_path):
+def _regenerate_script():
+    spec = importlib.util.spec_from_file_location("demo_regenerate", DEMO / "regenerate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_demo_video_regenerates_from_its_seed_by_the_benchmark_rules(tmp_path):
     demo, items = read_manifest(DEMO / "needle.json")
-    info = video.probe(DEMO / "needle.mp4")
-    assert abs(info.duration - demo.duration) < 0.5
-    again = make_video(
-        tmp_path / "again.mp4",
-        seed=demo.seed,
-        duration=demo.duration,
-        fps=demo.fps,
-        width=demo.width,
-        height=demo.height,
-        n_needles=len(demo.needles),
-        needle_seconds=demo.needles[0].end - demo.needles[0].start,
-    )
+    assert Path(demo.path) == (DEMO / "needle.mp4").resolve()
+    assert 60 <= demo.duration <= 180, "a short demo: 1 to 3 minutes"
+    assert abs(video.probe(demo.path).duration - demo.duration) < 0.5
+    assert demo.seed >= 2_000_000, "outside the train (0..) and test (1_000_000..) seed ranges"
+    again, again_items = benchmark.generate(tmp_path, demo.seed)
     assert again.needles == demo.needles
-    assert {i.kind for i in items} == {"multiple_choice", "grounding", "open_ended"}
+    assert (again.duration, again.fps, again.width, again.height) == (
+        demo.duration, demo.fps, demo.width, demo.height,
+    )  # fmt: skip
+    assert again_items == items
+    assert [i.kind for i in items] == ["multiple_choice", "grounding", "open_ended"]
+    assert _regenerate_script().demo_seed() == demo.seed, "the first seed that qualifies"
 
 
-def test_the_demo_overview_cannot_see_the_needle():
+def test_the_overview_misses_every_needle_and_the_crop_windows_catch_them():
     demo, _ = read_manifest(DEMO / "needle.json")
-    (needle,) = demo.needles
-    overview = video.overview_timestamps(demo.duration, 8)
-    assert not any(needle.start <= t < needle.end for t in overview)
-    window = video.window_timestamps(needle.start - 5, needle.end + 5, fps=1.0, max_frames=16)
-    assert any(needle.start <= t < needle.end for t in window)
+    settings = benchmark.GRAPH_SETTINGS
+    overview = video.overview_timestamps(demo.duration, settings["overview_frames"])
+    frames = {f for t in overview for f in (int(t), int(t) + 1)}  # the decoder picks a neighbour
+    assert not any(benchmark.visible_at(demo.needles, f) for f in frames)
+    quarter = demo.duration / settings["max_parallel"]
+    caught = set()
+    for k in range(settings["max_parallel"]):  # one parallel turn of quarter windows
+        for t in video.window_timestamps(
+            k * quarter, (k + 1) * quarter, fps=1.0, max_frames=settings["crop_max_frames"]
+        ):
+            caught |= {(n.color, n.shape) for n in benchmark.visible_at(demo.needles, t)}
+    assert caught == {(n.color, n.shape) for n in demo.needles}

@@ -63,7 +63,8 @@ def server(cache_dir, tmp_path_factory):
     port = _free_port()
     log_path = tmp_path_factory.mktemp("server") / "server.log"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    command = [sys.executable, "-m", "serving.server", "--seed", "0", "--cache-dir", str(cache_dir)]
+    command = [sys.executable, "-m", "serving.server", "--tiny", "--seed", "0"]
+    command += ["--cache-dir", str(cache_dir)]
     command += ["--host", "127.0.0.1", "--port", str(port), "--served-model-name", "tiny"]
     with open(log_path, "wb") as log:
         process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="Build folder (resumable).")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--videos", type=int, default=720, help="Train videos to generate.")
+    parser.add_argument("--videos", type=int, default=1200, help="Train videos to generate.")
     parser.add_argument("--sft-steps", type=int, default=train.SFTSchedule.steps)
     parser.add_argument("--grpo-steps", type=int, default=12, help="Steps of each GRPO arm.")
     parser.add_argument("--threads", type=int, default=2)

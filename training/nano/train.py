@@ -31,7 +31,7 @@ _WEIGHTS = {"model.safetensors", "config.json", "generation_config.json"}
 class SFTSchedule:
     """How long and how hard SFT trains."""
 
-    steps: int = 1600
+    steps: int = 4000
     batch_rows: int = 8
     learning_rate: float = 2e-3
     warmup_steps: int = 50

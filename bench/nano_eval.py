@@ -1,0 +1,119 @@
+"""paravt-nano on the held-out needle test split: with parallel tools, and with dispatch none.
+
+    python bench/nano_eval.py                      # the shipped assets/paravt-nano
+    python bench/nano_eval.py --model build/nano/sft --videos 20 --json /tmp/probe.json
+
+Serves the checkpoint with the local OpenAI-compatible server (``serving.server``, over real
+HTTP, as a user would) and runs the evaluation runner on the test split (seeds no training
+step reads) with the benchmark's graph settings (4 overview frames). Writes the metrics of
+both runs, the targets of the issue and whether each is met, to ``bench/nano_eval.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agents.llm import OpenAIChatModel  # noqa: E402
+from evals.runner import evaluate  # noqa: E402
+from evals.spec import EvalSpec  # noqa: E402
+from evals.tasks import get_task  # noqa: E402
+from graphs.context import Context  # noqa: E402
+from serving.launch import local_server  # noqa: E402
+
+TARGETS = {
+    "mc_accuracy": 0.7,
+    "mc_gain_over_none": 0.3,
+    "grounding_miou": 0.4,
+    "format_validity": 0.95,
+}
+
+
+async def run_arm(llm, task, data_dir: Path, out: Path, dispatch: str, videos: int, conc: int):
+    context = replace(Context(**task.context), dispatch=dispatch, max_new_tokens=256,
+                      summary_max_tokens=48)  # fmt: skip
+    spec = EvalSpec(
+        task=task.name,
+        data_dir=str(data_dir),
+        model=await llm.model_name(),
+        context=asdict(context),
+        options={"split": "test", "n_videos": videos},
+    )
+    began = time.perf_counter()
+    outcome = await evaluate(task, spec, llm=llm, out_root=out, concurrency=conc)
+    results = outcome.results
+    return {
+        "dispatch": dispatch,
+        "metrics": results["metrics"],
+        "by_question": results.get("by_category", {}).get("question"),
+        "costs": results["costs"],
+        "counts": results["counts"],
+        "wall_s": round(time.perf_counter() - began, 1),
+        "folder": str(outcome.folder),
+    }
+
+
+def verdict(tools: dict, none: dict) -> dict:
+    m, n = tools["metrics"], none["metrics"]
+    fmt = tools["costs"].get("format_validity")
+    measured = {
+        "mc_accuracy": m.get("mc_accuracy"),
+        "mc_gain_over_none": round(m.get("mc_accuracy", 0) - n.get("mc_accuracy", 0), 4),
+        "grounding_miou": m.get("grounding_miou"),
+        "format_validity": fmt,
+    }
+    return {
+        k: {"target": TARGETS[k], "measured": v, "met": v is not None and v >= TARGETS[k]}
+        for k, v in measured.items()
+    }
+
+
+async def main_async(args) -> dict:
+    task = get_task("needle")
+    with local_server(args.model, log_path=args.work / "server.log") as base_url:
+        async with OpenAIChatModel(base_url, timeout=600.0) as llm:
+            tools = await run_arm(
+                llm, task, args.data, args.work, "parallel", args.videos, args.concurrency
+            )
+            none = await run_arm(
+                llm, task, args.data, args.work, "none", args.videos, args.concurrency
+            )
+    return {
+        "model": str(args.model),
+        "videos": args.videos,
+        "samples_per_arm": tools["counts"]["samples"],
+        "tools": tools,
+        "none": none,
+        "targets": verdict(tools, none),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, default=ROOT / "assets" / "paravt-nano")
+    parser.add_argument("--videos", type=int, default=60, help="Test-split videos (3 items each).")
+    parser.add_argument("--data", type=Path, default=ROOT / ".paravt" / "data")
+    parser.add_argument("--work", type=Path, default=ROOT / ".paravt" / "nano-eval")
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--json", type=Path, default=Path(__file__).with_suffix(".json"))
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    report = asyncio.run(main_async(args))
+    args.json.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps({"targets": report["targets"]}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,146 @@
+"""How a run is shown and reported: the live display, the verdict, and the JSON record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from agents.protocol import parse
+from agents.scoring.accuracy import accuracy_reward
+from agents.synthetic import QAItem
+from graphs.run import RunResult
+
+
+class RunDisplay:
+    """Prints a run as it happens from the graph's node updates: overview frames, each main
+    turn (think text, parallel windows), each sub-agent's note, with per-call timings."""
+
+    def __init__(self, out: Console):
+        self.out = out
+        self.sub_calls: dict[str, dict[str, Any]] = {}  # "sub:turn:index" -> model call
+
+    def __call__(self, node: str, values: dict[str, Any]) -> None:
+        if node == "prepare":
+            times = ", ".join(f"{t:g}" for t in values["overview"]["timestamps"])
+            self.out.print(
+                f"[cyan]overview[/cyan] {len(values['overview']['timestamps'])} frames at "
+                f"{times} s of a {values['duration']:g} s video"
+            )
+        elif node == "main_agent":
+            self._main_turn(values)
+        elif node == "sub_agent":
+            self.sub_calls.update({c["agent"]: c for c in values.get("model_calls", [])})
+        elif node == "verify_gate":
+            for result in values["tool_results"]:
+                self._note(result)
+
+    def _main_turn(self, values: dict[str, Any]) -> None:
+        call = values["model_calls"][0]
+        text = values["messages"][0].content
+        think = parse(text).think
+        self.out.print(f"[cyan]main agent[/cyan] turn {call['turn']}: {_timing(call)}")
+        label, shown = ("think", think) if think else ("wrote", text)  # no think: show the text
+        self.out.print(f"  {label}: {escape(_short(' '.join(shown.split()), 200))}")
+        served = [c for c in values.get("calls", []) if c["error"] is None]
+        if served:
+            windows = ", ".join(f"{c['start']:g}-{c['end']:g} s" for c in served)
+            self.out.print(f"  {len(served)} parallel crop_video calls: {windows}")
+        for refused in (c for c in values.get("calls", []) if c["error"] is not None):
+            self.out.print(
+                f"  [red]refused[/red] call #{refused['index']}: {escape(refused['error'])}"
+            )
+        if values.get("status") in ("answered", "no_answer"):
+            self.out.print(f"  {values['status']}: {values.get('answer')!r}")
+
+    def _note(self, result: dict[str, Any]) -> None:
+        call = self.sub_calls.get(f"sub:{result['turn']}:{result['index']}")
+        timing = f", {_timing(call)}" if call else ""
+        verdict = f" [{result['verdict']}]" if result["verdict"] else ""
+        self.out.print(
+            f"[cyan]sub-agent[/cyan] #{result['index']} {result['start']:g}-{result['end']:g} s "
+            f"({len(result['timestamps'])} frames{timing}){escape(verdict)}: "
+            f"{escape(_short(result['content'], 160))}"
+        )
+
+    def summary(
+        self, result: RunResult, *, wall_s: float, expected: str | None, correct: bool | None
+    ) -> None:
+        """The answer, its verdict against the expected answer (if any), and the run's cost."""
+        if result.status == "failed":
+            self.out.print(
+                f"[red]run {result.run_id} failed:[/red] {escape(str(result.error))}\n"
+                f"resume it with --thread-id {result.thread_id}"
+            )
+        else:
+            line = f"[bold]answer[/bold] {result.answer!r} ({result.status})"
+            if expected is not None:
+                verdict = "[green]right[/green]" if correct else "[red]wrong[/red]"
+                line += f", expected {expected!r}: {verdict}"
+            self.out.print(line)
+        cost = (result.trace or {}).get("cost")
+        if cost:
+            self.out.print(
+                f"[bold]total[/bold] {wall_s:.1f} s wall, {cost['model_calls']} model calls "
+                f"({cost['latency_s']:.1f} s), {cost['prompt_tokens']}+"
+                f"{cost['completion_tokens']} tokens, {cost['frames_encoded']} frames encoded"
+            )
+        self.out.print(f"run {result.run_id} is on the board: app.py board {result.run_id}")
+
+
+def _timing(call: dict[str, Any]) -> str:
+    completion = call["completion"]
+    usage = completion["usage"]
+    return (
+        f"{usage['prompt_tokens']}+{usage['completion_tokens']} tokens, "
+        f"{completion['latency_s']:.2f} s"
+    )
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def judge(result: RunResult, item: QAItem) -> bool | None:
+    """Whether the run's answer to a multiple-choice `item` is right (None: unknown kind)."""
+    if item.kind != "multiple_choice":
+        return None
+    if result.status != "answered":
+        return False
+    letters = "ABCDEFGH"[: len(item.options)]
+    score = accuracy_reward(
+        result.final_text or "", kind=item.kind, target=item.answer, letters=letters
+    )
+    return score == 1.0
+
+
+def result_record(
+    result: RunResult, *, wall_s: float, expected: str | None, correct: bool | None
+) -> dict[str, Any]:
+    """The JSON result of a run: answer and verdict, windows per turn, notes, cost."""
+    trace = result.trace or {}
+    turns: dict[int, dict[str, Any]] = {}
+    for call in trace.get("tool_calls", []):
+        turn = turns.setdefault(call["turn"], {"turn": call["turn"], "windows": [], "refused": []})
+        if call["error"] is None:
+            turn["windows"].append([call["start"], call["end"]])
+        else:
+            turn["refused"].append(call["error"])
+    notes = sorted(trace.get("notes", []), key=lambda n: (n["turn"], n["index"]))
+    return {
+        "run_id": result.run_id,
+        "thread_id": result.thread_id,
+        "status": result.status,
+        "answer": result.answer,
+        "expected": expected,
+        "correct": correct,
+        "error": result.error,
+        "calls": [turns[t] for t in sorted(turns)],
+        "notes": [
+            {"turn": n["turn"], "window": [n["start"], n["end"]], "content": n["content"]}
+            for n in notes
+        ],
+        "wall_s": round(wall_s, 3),
+        "cost": trace.get("cost"),
+    }
