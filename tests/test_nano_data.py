@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -87,21 +88,30 @@ def test_rows_carry_the_main_conversation_and_each_sub_agent_note(oracle_traces,
     assert all(r["noise"] == 1.0 for r in rows)
 
 
-def test_the_rebuild_command_runs_its_first_steps(tmp_path):
-    out = tmp_path / "nano"
+def rebuild(out: Path) -> None:
     command = [sys.executable, "-m", "training.nano.rebuild", "--out", str(out), "--videos", "3",
                "--sft-steps", "2", "--threads", "1", "--stop-after", "sft"]  # fmt: skip
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
-    traces = (out / "data" / "traces.jsonl").read_text().splitlines()
+
+
+def test_the_rebuild_command_runs_its_first_steps_deterministically(tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    rebuild(first)
+    rebuild(second)
+    traces = (first / "data" / "traces.jsonl").read_text().splitlines()
     assert len(traces) == 3 * 3 + 3  # every question with tools, every third also without
-    tiers = sorted(p.name for p in (out / "data" / "videos").iterdir())
+    tiers = sorted(p.name for p in (first / "data" / "videos").iterdir())
     assert tiers == ["noise-0", "noise-0.5", "noise-1"]
-    config = json.loads((out / "init" / "config.json").read_text())
+    config = json.loads((first / "init" / "config.json").read_text())
     assert config["model_type"] == "qwen3_vl"
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(out / "sft")
+    tokenizer = AutoTokenizer.from_pretrained(first / "sft")
     assert tokenizer.tokenize("<135.0 seconds>")[1] == "135"
-    assert (out / "sft" / "model.safetensors").stat().st_size < 20_000_000
+    for name in ("init/tokenizer.json", "init/model.safetensors", "sft/model.safetensors"):
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+    assert (first / "sft" / "model.safetensors").read_bytes() != (
+        first / "init" / "model.safetensors"
+    ).read_bytes()
