@@ -6,7 +6,9 @@
 Serves the checkpoint with the local OpenAI-compatible server (``serving.server``, over real
 HTTP, as a user would) and runs the evaluation runner on the test split (seeds no training
 step reads) with the benchmark's graph settings (4 overview frames). Writes the metrics of
-both runs, the targets of the issue and whether each is met, to ``bench/nano_eval.json``.
+both runs, the targets of the issue and whether each is met, and a diagnosis of the tools
+run (sub-agent notes against the oracle's; final answers against the run's own notes) to
+``bench/nano_eval.json``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import logging
 import os
 import sys
 import time
+from collections import Counter
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -25,12 +28,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agents import video  # noqa: E402
 from agents.llm import OpenAIChatModel  # noqa: E402
+from agents.synthetic import read_manifest  # noqa: E402
 from evals.runner import evaluate  # noqa: E402
 from evals.spec import EvalSpec  # noqa: E402
 from evals.tasks import get_task  # noqa: E402
+from graphs.board import Board  # noqa: E402
 from graphs.context import Context  # noqa: E402
 from serving.launch import local_server  # noqa: E402
+from training.nano.oracle import reasoning, sightings, window_note  # noqa: E402
 
 TARGETS = {
     "mc_accuracy": 0.7,
@@ -64,6 +71,63 @@ async def run_arm(llm, task, data_dir: Path, out: Path, dispatch: str, videos: i
     }
 
 
+def diagnose(folder: Path) -> dict:
+    """Where a tools run goes wrong, agent by agent: each sub-agent note against the oracle's
+    note for the same frames, and each final answer against what the run's own notes imply."""
+    board = Board(folder / "board.sqlite")
+    counts = Counter()
+    for line in (folder / "samples.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        video_file, item_question = record["sample"]["media"], record["sample"]["question"]
+        truth, items = read_manifest(Path(video_file).with_suffix(".json"))
+        item = next(i for i in items if i.question == item_question)
+        trace = board.trace(record["trace_id"])
+        windows = {f"sub:{n['turn']}:{n['index']}": n for n in trace["notes"]}
+        notes = []
+        for call in (c for c in trace["model_calls"] if c["agent"].startswith("sub:")):
+            ref = next(p for p in call["messages"][-1]["content"] if p.get("type") == "frames")
+            frames = video.encode_frames(ref["video"], tuple(ref["timestamps"]), ref["max_pixels"])
+            end = windows[call["agent"]]["end"]
+            expected = window_note(truth, [f.timestamp for f in frames], end)
+            got = call["completion"]["text"].strip()
+            notes.append(got)
+            seen, said = sightings([expected]), sightings([got])
+            counts["windows"] += 1
+            counts["notes_exact"] += got == expected
+            counts["presence_right"] += bool(seen) == bool(said)
+            if seen:
+                counts["windows_with_needle"] += 1
+                counts["colours_right"] += {c for c, _ in seen} == {c for c, _ in said}
+                counts["shapes_right"] += {s for _, s in seen} == {s for _, s in said}
+                counts["spans_right"] += list(seen.values()) == list(said.values())
+                for colour, _ in seen:
+                    counts[f"found_{colour}"] += colour in {c for c, _ in said}
+                    counts[f"needles_{colour}"] += 1
+        if notes:
+            implied = reasoning(item, sightings(notes))
+            counts["answers_after_notes"] += 1
+            counts["answers_following_notes"] += implied is not None and (
+                trace["answer"] or ""
+            ).strip() == str(implied[1])
+    rate = lambda a, b: round(counts[a] / counts[b], 4) if counts[b] else None  # noqa: E731
+    colours = sorted(k.removeprefix("needles_") for k in counts if k.startswith("needles_"))
+    return {
+        "sub_agent": {
+            "windows": counts["windows"],
+            "note_exact": rate("notes_exact", "windows"),
+            "presence_right": rate("presence_right", "windows"),
+            "colours_right_when_present": rate("colours_right", "windows_with_needle"),
+            "shapes_right_when_present": rate("shapes_right", "windows_with_needle"),
+            "spans_right_when_present": rate("spans_right", "windows_with_needle"),
+            "found_by_colour": {c: rate(f"found_{c}", f"needles_{c}") for c in colours},
+        },
+        "main_agent": {
+            "answers_after_notes": counts["answers_after_notes"],
+            "follows_its_notes": rate("answers_following_notes", "answers_after_notes"),
+        },
+    }
+
+
 def verdict(tools: dict, none: dict) -> dict:
     m, n = tools["metrics"], none["metrics"]
     fmt = tools["costs"].get("format_validity")
@@ -91,6 +155,7 @@ async def main_async(args) -> dict:
             )
     return {
         "model": str(args.model),
+        "diagnosis": diagnose(Path(tools["folder"])),
         "videos": args.videos,
         "samples_per_arm": tools["counts"]["samples"],
         "tools": tools,
@@ -107,11 +172,15 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=ROOT / ".paravt" / "nano-eval")
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--json", type=Path, default=Path(__file__).with_suffix(".json"))
+    parser.add_argument("--diagnose", type=Path, help="Only diagnose this finished tools run.")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    if args.diagnose:
+        print(json.dumps(diagnose(args.diagnose), indent=2))
+        return 0
     report = asyncio.run(main_async(args))
     args.json.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps({"targets": report["targets"]}, indent=2))
+    print(json.dumps({k: report[k] for k in ("targets", "diagnosis")}, indent=2))
     return 0
 
 
