@@ -1,0 +1,24 @@
+"""The shipped paravt-nano checkpoint: small enough to live in the repository, and loadable."""
+
+from __future__ import annotations
+
+import json
+
+from serving.checkpoints import NANO_DIR, default_checkpoint
+
+
+def test_the_shipped_checkpoint_is_at_most_20_mb_and_is_the_default():
+    assert default_checkpoint() == NANO_DIR
+    total = sum(p.stat().st_size for p in NANO_DIR.iterdir() if p.is_file())
+    assert total <= 20_000_000, f"{total / 1e6:.1f} MB"
+
+
+def test_the_shipped_checkpoint_is_a_few_million_parameter_qwen3_vl():
+    from transformers import AutoModelForImageTextToText, AutoTokenizer
+
+    config = json.loads((NANO_DIR / "config.json").read_text())
+    assert config["model_type"] == "qwen3_vl"
+    model = AutoModelForImageTextToText.from_pretrained(NANO_DIR)
+    assert 1_000_000 < sum(p.numel() for p in model.parameters()) < 5_000_000
+    tokenizer = AutoTokenizer.from_pretrained(NANO_DIR)
+    assert tokenizer.tokenize("crop 270")[-1] == "270"
