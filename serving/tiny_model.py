@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from serving.tokenizer import CHAT_TEMPLATE, SPECIAL_TOKENS, build_tokenizer
@@ -86,38 +87,59 @@ def save_processor(tokenizer, out: Path, image_size: dict[str, int] | None = Non
     (out / "video_preprocessor_config.json").write_text(video)
 
 
-def tiny_config(tokenizer):
-    """A Qwen3VLConfig of a few hundred thousand parameters, token ids taken from ``tokenizer``."""
+@dataclass(frozen=True)
+class Size:
+    """The sizes that differ between this project's small Qwen3-VL models."""
+
+    vision_depth: int
+    vision_hidden: int
+    vision_heads: int
+    position_embeddings: int
+    text_hidden: int
+    text_intermediate: int
+    text_layers: int
+    text_heads: int
+    head_dim: int
+    max_positions: int
+    rope_theta: float
+    mrope_section: tuple[int, int, int]  # sums to head_dim / 2
+
+
+TINY = Size(2, 32, 2, 256, 64, 128, 2, 4, 16, 32768, 5_000_000.0, (4, 2, 2))
+
+
+def qwen3vl_config(tokenizer, size: Size):
+    """A Qwen3VLConfig of `size` (16-pixel patches merged 2x2, deepstack on vision layer 0,
+    2 KV heads, tied embeddings), token ids taken from ``tokenizer``."""
     from transformers import Qwen3VLConfig
 
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
-    text_hidden = 64
     return Qwen3VLConfig(
         vision_config={
-            "depth": 2,
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_heads": 2,
+            "depth": size.vision_depth,
+            "hidden_size": size.vision_hidden,
+            "intermediate_size": 2 * size.vision_hidden,
+            "num_heads": size.vision_heads,
             "patch_size": PATCH_SIZE,
             "spatial_merge_size": MERGE_SIZE,
             "temporal_patch_size": 2,
-            "out_hidden_size": text_hidden,
-            "num_position_embeddings": 256,
+            "out_hidden_size": size.text_hidden,
+            "num_position_embeddings": size.position_embeddings,
             "deepstack_visual_indexes": [0],
         },
         text_config={
             "vocab_size": len(tokenizer),
-            "hidden_size": text_hidden,
-            "intermediate_size": 128,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 4,
+            "hidden_size": size.text_hidden,
+            "intermediate_size": size.text_intermediate,
+            "num_hidden_layers": size.text_layers,
+            "num_attention_heads": size.text_heads,
             "num_key_value_heads": 2,
-            "head_dim": 16,
-            "max_position_embeddings": 32768,
+            "head_dim": size.head_dim,
+            "max_position_embeddings": size.max_positions,
             "rope_parameters": {
                 "rope_type": "default",
-                "rope_theta": 5_000_000.0,
-                "mrope_section": [4, 2, 2],
+                "rope_theta": size.rope_theta,
+                "mrope_section": list(size.mrope_section),
                 "mrope_interleaved": True,
             },
             "pad_token_id": ids["<|endoftext|>"],
@@ -128,6 +150,11 @@ def tiny_config(tokenizer):
         vision_end_token_id=ids["<|vision_end|>"],
         tie_word_embeddings=True,
     )
+
+
+def tiny_config(tokenizer):
+    """A Qwen3VLConfig of a few hundred thousand parameters, token ids taken from ``tokenizer``."""
+    return qwen3vl_config(tokenizer, TINY)
 
 
 def build_tiny_model(out_dir: str | Path, *, seed: int = 0) -> Path:

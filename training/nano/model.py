@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from agents import benchmark
-from serving.tiny_model import MERGE_SIZE, PATCH_SIZE, save_processor
-from serving.tokenizer import SPECIAL_TOKENS, build_tokenizer
+from serving.tiny_model import Size, qwen3vl_config, save_processor
+from serving.tokenizer import build_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -29,48 +29,14 @@ def nano_tokenizer(texts: Iterable[str]):
     return build_tokenizer(list(texts), vocab_size=BPE_VOCAB, whole_tokens=WHOLE_SECONDS)
 
 
+#: Vision: 2 layers of width 128 (more pixels per token than the tiny model: shapes need it);
+#: text: 4 layers of width 192, 6 heads; short contexts, so rope theta 10k.
+NANO = Size(2, 128, 4, 64, 192, 512, 4, 6, 32, 4096, 10_000.0, (6, 5, 5))
+
+
 def nano_config(tokenizer):
     """The Qwen3VLConfig of paravt-nano (token ids taken from `tokenizer`)."""
-    from transformers import Qwen3VLConfig
-
-    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
-    hidden = 192
-    return Qwen3VLConfig(
-        vision_config={
-            "depth": 2,
-            "hidden_size": 128,
-            "intermediate_size": 256,
-            "num_heads": 4,
-            "patch_size": PATCH_SIZE,
-            "spatial_merge_size": MERGE_SIZE,
-            "temporal_patch_size": 2,
-            "out_hidden_size": hidden,
-            "num_position_embeddings": 64,
-            "deepstack_visual_indexes": [0],
-        },
-        text_config={
-            "vocab_size": len(tokenizer),
-            "hidden_size": hidden,
-            "intermediate_size": 512,
-            "num_hidden_layers": 4,
-            "num_attention_heads": 6,
-            "num_key_value_heads": 2,
-            "head_dim": 32,
-            "max_position_embeddings": 4096,
-            "rope_parameters": {
-                "rope_type": "default",
-                "rope_theta": 10_000.0,
-                "mrope_section": [6, 5, 5],
-                "mrope_interleaved": True,
-            },
-            "pad_token_id": ids["<|endoftext|>"],
-        },
-        image_token_id=ids["<|image_pad|>"],
-        video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"],
-        vision_end_token_id=ids["<|vision_end|>"],
-        tie_word_embeddings=True,
-    )
+    return qwen3vl_config(tokenizer, NANO)
 
 
 def build_nano(out_dir: str | Path, texts: Iterable[str], *, seed: int = 0) -> Path:

@@ -20,11 +20,13 @@ evaluation is a benchmark: ``python bench/nano_eval.py``.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -39,17 +41,19 @@ SHIPPED = ROOT / "assets" / "paravt-nano"
 ARMS = ("grpo", "para_grpo")
 
 
-def build_init(out: Path, rows: list[dict], seed: int) -> Path:
+def build_init(out: Path, rows: Callable[[], list[dict]], seed: int) -> Path:
     target = out / "init"
     if not (target / "model.safetensors").exists():
-        model.build_nano(target, model.row_texts(rows), seed=seed)
+        model.build_nano(target, model.row_texts(rows()), seed=seed)
     return target
 
 
-def run_sft(out: Path, init: Path, rows: list[dict], schedule: train.SFTSchedule) -> Path:
+def run_sft(
+    out: Path, init: Path, rows: Callable[[], list[dict]], schedule: train.SFTSchedule
+) -> Path:
     target = out / "sft"
     if not (target / "model.safetensors").exists():
-        train.train_sft(init, train.dedupe(rows), target, schedule)
+        train.train_sft(init, train.dedupe(rows()), target, schedule)
     return target
 
 
@@ -127,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         return args.stop_after == name
 
     traces = data.build_traces(args.out / "data", args.videos)
-    rows = data.sft_rows(traces)
+    rows = functools.cache(lambda: data.sft_rows(traces))  # built only if a stage needs them
     if mark("data"):
         return 0
     init = build_init(args.out, rows, args.seed)
