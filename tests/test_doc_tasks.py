@@ -14,6 +14,8 @@ import pytest
 from evals.records import sample_from_json, sample_to_json
 from evals.results import by_category, per_item_stats
 from evals.sample import Sample
+from evals.scorers import chartqapro as chartqapro_scoring
+from evals.scorers import slidevqa as slidevqa_scoring
 from evals.tasks import chartqapro, documents, slidevqa, vqaonline
 
 FIXTURES = Path(__file__).parent / "fixtures" / "doc_benchmarks"
@@ -56,7 +58,7 @@ def problems(result) -> dict[str, str]:
 
 
 def test_doctests_pass():
-    for module in (chartqapro, slidevqa, vqaonline):
+    for module in (chartqapro_scoring, slidevqa_scoring, vqaonline):
         result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0, module.__name__
 
@@ -116,7 +118,9 @@ def test_final_answer_strips_the_board_study_prefix(response, text, formatted):
     ],
 )
 def test_relaxed_correctness_follows_the_released_script(target, prediction, flags, expected):
-    assert chartqapro.relaxed_correctness(target, prediction, flags) == pytest.approx(expected)
+    assert chartqapro_scoring.relaxed_correctness(target, prediction, flags) == pytest.approx(
+        expected
+    )
 
 
 def chart_sample(target: str, qtype: str = "Factoid", flags=("NO",)) -> Sample:
@@ -253,7 +257,7 @@ def test_chartqapro_missing_annotations_is_a_clear_error(tmp_path):
     ],
 )
 def test_slidevqa_official_normalisation(prediction, gold, question, em, f1):
-    assert slidevqa.official_em_f1(prediction, gold, question) == pytest.approx((em, f1))
+    assert slidevqa_scoring.official_em_f1(prediction, gold, question) == pytest.approx((em, f1))
 
 
 @pytest.mark.parametrize(

@@ -18,16 +18,13 @@ study, ``Final Answer: <answer>``.
 
 from __future__ import annotations
 
-import ast
-import math
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agents.scoring.text import anls
 from evals.media import MediaIndex
 from evals.sample import RecordError, Sample
+from evals.scorers.chartqapro import PROFILES, aggregate, score
 from evals.tasks.base import LoadResult, Task
 from evals.tasks.documents import (
     ANSWER_FORMAT,
@@ -35,7 +32,6 @@ from evals.tasks.documents import (
     IMAGE_DIRS,
     annotation_files,
     collect_samples,
-    final_answer,
     image_file,
     text_list,
 )
@@ -147,136 +143,6 @@ def load(data_dir: Path, *, split: str = "test", image_dir: Path | None = None) 
     )
     notes = {"format": files[0].suffix.lstrip("."), "split": split, "image_dir": str(image_dir)}
     return LoadResult(samples, errors, missing, [str(p) for p in files], notes)
-
-
-# ----------------------------------------------------------------------------- scoring
-#
-# ``evaluate_predictions.py`` of vis-nlp/ChartQAPro, reproduced rule for rule:
-# - gold = Answer[-1] and prediction, each with "." and then "\n" stripped from both ends;
-# - a gold written as a list ("[a, b]") is quoted item by item and parsed; a prediction is a
-#   list only when it parses as a Python list literal ("['a', 'b']"); items are compared in
-#   order, a missing or extra item scores 0, and the score is the mean over items;
-# - Year flags (the last one for Conversational; repeated when shorter than the gold list):
-#   YES -> case-insensitive exact match of the stripped items;
-# - otherwise numbers ("%" stripped, parsed by Python float, so "1,234" is text) within 5%
-#   relative error (a gold of 0 needs exactly 0), else ANLS with threshold 0.5.
-# Profile "paper": as official, plus exact match for Multi Choice and Fact Checking, which the
-# paper states but the released script computes and never passes on.
-
-PROFILES = ("official", "paper")
-EXACT_TYPES = frozenset({"Multi Choice", "Fact Checking"})
-_LIST_RE = re.compile(r"^\[(.*)\]$")
-_UNQUOTED_RE = re.compile(r"(?<!['\w])(\w[^,]*?)(?!['\w])")
-
-
-def _literal_list(text: str) -> list[str] | None:
-    try:
-        parsed = ast.literal_eval(text)
-    except _PARSE_ERRORS:
-        return None
-    return [str(x).strip(" '") for x in parsed] if isinstance(parsed, list) else None
-
-
-def _gold_items(target: str) -> list[str]:
-    """The gold as items: an unquoted list "[a, b]" is quoted first (the official regex,
-    which also glues "New York" into 'New' 'York' -> "NewYork", as the script does)."""
-    fixed: Any = target
-    found = _LIST_RE.match(target.strip())
-    if found:
-        try:
-            fixed = ast.literal_eval("[" + _UNQUOTED_RE.sub(r"'\1'", found.group(1)) + "]")
-        except _PARSE_ERRORS:
-            fixed = target
-    return _literal_list(str(fixed)) or [target]
-
-
-def _float(text: str) -> float | None:
-    try:
-        return float(text.strip().strip("%"))
-    except ValueError:
-        return None
-
-
-def _single(target: str, prediction: str, tolerance: float) -> float:
-    t, p = target.strip().strip("%").strip(), prediction.strip().strip("%").strip()
-    t_value, p_value = _float(t), _float(p)
-    if t_value is not None and p_value is not None:
-        if t_value == 0.0:
-            return float(p_value == 0.0)
-        return float(abs(p_value - t_value) / abs(t_value) <= tolerance)
-    similarity = anls(p.lower(), t.lower(), threshold=0.5)
-    if similarity is None:  # blank gold item: the anls package gives 1 to a blank prediction
-        return float(not p.strip())
-    return similarity
-
-
-def _check_profile(profile: str) -> None:
-    if profile not in PROFILES:
-        raise ValueError(f"chartqapro has no profile {profile!r}; known: {', '.join(PROFILES)}")
-
-
-def relaxed_correctness(
-    target: str,
-    prediction: str,
-    year_flags: Sequence[str],
-    *,
-    tolerance: float = 0.05,
-    exact: bool = False,
-) -> float:
-    """ChartQAPro's relaxed correctness of one (already stripped) prediction.
-
-    >>> relaxed_correctness("12.5", "12.9%", ["NO"]), relaxed_correctness("2016", "2017", ["YES"])
-    (1.0, 0.0)
-    >>> relaxed_correctness("[Asia, Europe]", "['asia', 'Africa']", ["NO"])
-    0.5
-    """
-    golds = _gold_items(target)
-    preds = _literal_list(prediction) or [prediction]
-    flags = list(year_flags) or ["NO"]
-    if len(flags) < len(golds):
-        flags = flags * len(golds)
-    scores = []
-    for i in range(max(len(golds), len(preds))):
-        if i >= len(golds) or i >= len(preds):
-            scores.append(0.0)
-        elif exact or flags[i].upper() == "YES":
-            scores.append(float(golds[i].strip().lower() == preds[i].strip().lower()))
-        else:
-            scores.append(_single(golds[i], preds[i], tolerance))
-    return sum(scores) / len(scores) if scores else 0.0
-
-
-def score(response: str, sample: Sample, profile: str = "official") -> dict[str, float]:
-    """``relaxed_accuracy`` (= ``score``) of one turn, and ``formatted`` (it wrote the
-    ``Final Answer:`` line).
-
-    >>> s = Sample("0", "", "q", "p", "open_ended", "1,200", extra={"year_flags": ["NO"]})
-    >>> score("Reading the bars.\\nFinal Answer: 1,200.", s)
-    {'score': 1.0, 'relaxed_accuracy': 1.0, 'formatted': 1.0}
-    """
-    _check_profile(profile)
-    text, formatted = final_answer(response)
-    prediction = text.strip(".").strip("\n")
-    exact = profile == "paper" and sample.categories.get("question_type") in EXACT_TYPES
-    value = relaxed_correctness(
-        sample.target, prediction, sample.extra.get("year_flags") or ["NO"], exact=exact
-    )
-    return {"score": value, "relaxed_accuracy": value, "formatted": float(formatted)}
-
-
-def aggregate(
-    samples: Sequence[Sample], metrics: Sequence[Mapping[str, float]], profile: str = "official"
-) -> dict[str, float]:
-    """Mean relaxed accuracy over every item (the script's "Overall"; per question type
-    through ``category_fields``) and the share of turns in the answer format; NaN if empty."""
-    _check_profile(profile)
-    n = len(metrics)
-    if n == 0:
-        return {"relaxed_accuracy": math.nan, "formatted": math.nan}
-    return {
-        "relaxed_accuracy": sum(m["relaxed_accuracy"] for m in metrics) / n,
-        "formatted": sum(m["formatted"] for m in metrics) / n,
-    }
 
 
 TASK = Task(

@@ -1,0 +1,1 @@
+"""Per-benchmark scoring: each module reproduces its references' rules, one profile each."""
