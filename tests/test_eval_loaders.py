@@ -198,6 +198,7 @@ MLVU_VIDEOS = (
     "video/1_plotQA/shared_clip.mp4",
     "video/2_needle/needle_32.mp4",
     "video/4_count/shared_clip.mp4",
+    "video/4_count/count_7.mp4",
 )
 
 
@@ -207,7 +208,7 @@ def test_mlvu_json_answer_text_becomes_its_letter(tmp_path, clip):
     result = mlvu.load(root)
     assert result.notes["format"] == "json"
     by_id = {s.id: s for s in result.samples}
-    assert list(by_id) == ["plotQA_0", "plotQA_1", "needle_0", "count_0"]
+    assert list(by_id) == ["plotQA_0", "plotQA_1", "needle_0", "count_0", "count_1"]
     first = by_id["plotQA_0"]
     assert first.target == "C"
     assert first.prompt == (
@@ -223,13 +224,15 @@ def test_mlvu_json_answer_text_becomes_its_letter(tmp_path, clip):
         "C",
         ["B", "C"],
     )
+    # the answer "6" is not a candidate: loaded, with qa_template's gold letter chr(ord("A") - 1)
+    assert (by_id["count_1"].target, by_id["count_1"].options[0]) == ("@", "A. 1")
+    assert [n["id"] for n in result.notes["irregular"]] == ["plotQA_1", "count_1"]
     assert result.missing_media == []
 
 
 def test_mlvu_same_basename_resolves_to_its_own_task_folder(tmp_path, clip):
     root = stage("mlvu", tmp_path)
-    place(root, clip, *MLVU_VIDEOS[:3])  # no 4_count/shared_clip.mp4
-    (root / "video" / "4_count").mkdir()
+    place(root, clip, *MLVU_VIDEOS[:3], MLVU_VIDEOS[4])  # no 4_count/shared_clip.mp4
     by_id = {s.id: s for s in mlvu.load(root).samples}
     assert by_id["plotQA_1"].media == str(root / "video" / "1_plotQA" / "shared_clip.mp4")
     assert by_id["count_0"].media == str(root / "video" / "4_count" / "shared_clip.mp4")
@@ -238,13 +241,10 @@ def test_mlvu_same_basename_resolves_to_its_own_task_folder(tmp_path, clip):
 
 def test_mlvu_flat_layout_and_bad_records(tmp_path, clip):
     root = stage("mlvu", tmp_path)
-    place(root, clip, "movie101_66.mp4", "needle_32.mp4", "shared_clip.mp4")
+    place(root, clip, "movie101_66.mp4", "needle_32.mp4", "shared_clip.mp4", "count_7.mp4")
     result = mlvu.load(root)
     assert result.missing_media == []
-    assert problems(result) == {
-        "count_1": "answer '6' is not among the candidates",
-        "count_2": "missing field(s) question",
-    }
+    assert problems(result) == {"count_2": "missing field(s) question"}  # KeyError officially
     assert result.errors[0].source == str(root / "json" / "4_count.json")
 
 
@@ -385,7 +385,8 @@ def test_lvbench_missing_video(tmp_path, clip):
     root = stage("lvbench", tmp_path)
     place(root, clip, "videos/sKAYQGR4dDE.mp4")
     result = lvbench.load(root)
-    assert result.missing_media == [str(root / "{data,videos,video,.}" / "Cm73ma6Ibcs.mp4")]
+    folders = "{all_videos,scripts/videos,data,videos,video,.}"
+    assert result.missing_media == [str(root / folders / "Cm73ma6Ibcs.mp4")]
 
 
 # ----------------------------------------------------------------------------- Charades-STA

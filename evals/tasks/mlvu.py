@@ -2,16 +2,24 @@
 
 Two on-disk formats, detected in this order (``notes["format"]`` says which was read):
 
-- ``json``: the official release, ``<data_dir>/json/<N>_<task>.json`` (``1_plotQA.json`` ...
-  ``9_summary.json``), records ``video, duration, question, candidates, answer (option TEXT),
-  question_type``; videos in ``video/<N>_<task>/<video>``.
+- ``json``: the official release (JUNJIE99/MLVU ``data/``; ``MLVU/json/`` in the HF release),
+  ``<data_dir>/{json,MLVU/json,.}/<N>_<task>.json`` (``1_plotQA.json`` ... ``9_summary.json``),
+  records ``video, duration, question, candidates, answer (option TEXT), question_type``;
+  videos in ``video/<N>_<task>/<video>`` beside the json folder.
 - ``parquet``: the ``sy1998/MLVU_dev`` mirror, ``<data_dir>/mlvu/test-*.parquet``, rows
-  ``video_name, question (options embedded as "(A) ..." lines), answer (letter), task_type``.
+  ``video_name, question (options embedded as "(A) ..." lines), answer (letter), task_type``
+  (evals.tasks.mlvu_mirror).
 
 Both give the same Sample: id ``<task>_<index>`` (index within the task, in file order), the
 official multiple-choice prompt, and the official system prompt in ``extra["system_prompt"]``.
 Video basenames collide across task folders (363 in the dev set), so a video is looked up in
 its task folder when one exists and by basename only in a flat layout.
+
+Every one of the 2,175 multiple-choice records loads, as the official ``qa_template``
+(choice_bench.py@fd060c1) reads it, so counts and M-Avg stay official: blank questions,
+answers and candidates are kept, and the gold letter is `official_gold`'s (``"@"`` for the
+two needle answers that no candidate equals). ``notes["irregular"]`` lists such records with
+the reason, which ``extra["irregular"]`` also holds.
 """
 
 from __future__ import annotations
@@ -25,10 +33,11 @@ from pathlib import Path
 from evals.formats import read_parquet
 from evals.media import MEDIA_DIRS, MediaIndex
 from evals.sample import RecordError, Sample
+from evals.scorers.mlvu import LETTERS, MC_TASKS, aggregate, score
+from evals.tasks import mlvu_mirror
+from evals.tasks.base import LoadResult, Task
 
 # ----------------------------------------------------------------------------- loading
-from evals.scorers.mlvu import LETTERS, MC_TASKS, aggregate, score
-from evals.tasks.base import LoadResult, Task
 
 GENERATION_TASKS = ("sub_scene", "summary")
 ALIASES = {"findNeedle": "needle", "subPlot": "sub_scene"}  # question_type -> task name
@@ -38,7 +47,7 @@ SYSTEM_PROMPT = (
 )
 POST_PROMPT = "Only give the best option."
 ANSWER_PREFILL = "Best option:("  # official choice_bench.py; never part of Sample.prompt
-_OPTION = re.compile(r"^\s*\(([A-H])\)\s?(.*)$")
+NO_GOLD = chr(ord("A") - 1)  # "@": qa_template's letter for an answer no candidate equals
 
 
 def task_name(name: str) -> str:
@@ -47,26 +56,31 @@ def task_name(name: str) -> str:
     return ALIASES.get(name, name)
 
 
-def task_dirs(data_dir: Path, task: str) -> tuple[Path, ...]:
-    """Existing video folders of a task: video/<N>_<task>/ or video/<task>/ (any media dir)."""
+def task_dirs(media: MediaIndex, task: str) -> tuple[Path, ...]:
+    """Existing video folders of a task: video/<N>_<task>/ or video/<task>/ (any media dir,
+    the media dir's before the data dir's)."""
     found = []
-    for sub in MEDIA_DIRS:
-        base = data_dir / sub if sub else data_dir
-        if base.is_dir():
-            found += [p for p in sorted(base.iterdir()) if p.is_dir() and task_name(p.name) == task]
-    return tuple(found)
+    for root in media.roots:
+        for sub in MEDIA_DIRS:
+            base = root / sub if sub else root
+            if base.is_dir():
+                found += [
+                    p for p in sorted(base.iterdir()) if p.is_dir() and task_name(p.name) == task
+                ]
+    return tuple(dict.fromkeys(found))
 
 
 def build_prompt(question: str, candidates: Sequence[str]) -> str:
-    """The official user prompt: Question, Options as "(A) ...", "Only give the best option."."""
+    """The official user prompt: Question, Options as "(A) ..." (the block right-stripped, as
+    ``qa_template`` does), "Only give the best option."."""
     lines = [f"Question: {question}", "Options:"]
     lines += [f"({LETTERS[i]}) {c}" for i, c in enumerate(candidates)]
-    return "\n".join(lines) + "\n" + POST_PROMPT
+    return "\n".join(lines).rstrip() + "\n" + POST_PROMPT  # qa_template rstrips the block
 
 
 def _video_path(media: MediaIndex, name: str, folders: Sequence[Path]) -> str:
-    if "/" in name and (media.root / name).is_file():  # already a path under the root
-        return str((media.root / name).resolve())
+    if "/" in name and (found := media.locate(name)):  # already a path under a root
+        return str(found.resolve())
     for folder in folders:
         if (folder / name).is_file():
             return str((folder / name).resolve())
@@ -74,6 +88,32 @@ def _video_path(media: MediaIndex, name: str, folders: Sequence[Path]) -> str:
         return str(folders[0] / name)
     found = media.find(name)
     return str(found.resolve()) if found else media.expected(name)
+
+
+def official_gold(candidates: Sequence[str], answer: str) -> tuple[str, str | None]:
+    """(gold letter, why the record is irregular or None), as the official ``qa_template``
+    (choice_bench.py@fd060c1) reads it: the LAST candidate equal to the answer text; with none
+    equal, ``answer_idx`` stays -1 and the letter is ``chr(ord('A') - 1)``, i.e. NO_GOLD.
+
+    >>> official_gold(["x", "y", "y"], "y")
+    ('C', 'answer matches candidates B, C; the last is gold (qa_template)')
+    >>> official_gold(["x", "y"], "z")[0]
+    '@'
+    """
+    golds = [LETTERS[i] for i, c in enumerate(candidates) if c == answer]
+    if not golds:
+        return NO_GOLD, (
+            f"answer {answer!r} is not among the candidates: gold is {NO_GOLD!r} "
+            "(qa_template's answer_idx -1), which no reply matches"
+        )
+    reasons = []
+    if len(golds) > 1:
+        reasons.append(
+            f"answer matches candidates {', '.join(golds)}; the last is gold (qa_template)"
+        )
+    if not answer.strip():
+        reasons.append(f"answer is blank and matches blank candidate {golds[-1]}")
+    return golds[-1], "; ".join(reasons) or None
 
 
 def record_to_sample(
@@ -85,17 +125,27 @@ def record_to_sample(
     index: int,
     folders: Sequence[Path] = (),
 ) -> Sample:
-    """One official JSON record (answer = option text) as a Sample; ``folders``: task_dirs()."""
+    """One official JSON record (answer = option text) as a Sample; ``folders``: task_dirs().
+
+    A multiple-choice record loads whenever the official script reads it: blank question,
+    answer or candidates are kept as they are, and the gold letter is `official_gold`'s;
+    ``extra["irregular"]`` says why such a record is odd.
+    """
     rid = f"{task}_{index}"
     if not isinstance(record, dict):
         raise RecordError(source, rid, f"record is not an object: {record!r}")
-    missing = [f for f in ("video", "question", "answer") if record.get(f) in (None, "")]
+    generation = task in GENERATION_TASKS
+    missing = [
+        f
+        for f in ("video", "question", "answer")
+        if record.get(f) is None or (record[f] == "" and (generation or f == "video"))
+    ]
     if missing:
         raise RecordError(source, rid, f"missing field(s) {', '.join(missing)}")
     question, answer, video = str(record["question"]), str(record["answer"]), str(record["video"])
     extra: dict = {"system_prompt": SYSTEM_PROMPT, "duration": record.get("duration")}
     kind, target, options = "open_ended", answer, ()
-    if task not in GENERATION_TASKS:
+    if not generation:
         candidates = record.get("candidates")
         if not isinstance(candidates, list) or not 2 <= len(candidates) <= len(LETTERS):
             raise RecordError(
@@ -103,12 +153,15 @@ def record_to_sample(
             )
         candidates = [str(c) for c in candidates]
         golds = [LETTERS[i] for i, c in enumerate(candidates) if c == answer]
-        if not golds:
-            raise RecordError(source, rid, f"answer {answer!r} is not among the candidates")
-        if len(golds) > 1:  # the official qa_template keeps the last candidate equal to the answer
+        if len(golds) > 1:
             extra["ambiguous_gold"] = golds
+        target, irregular = official_gold(candidates, answer)
+        if not question.strip():
+            irregular = "; ".join(filter(None, ["question is blank", irregular]))
+        if irregular:
+            extra["irregular"] = irregular
         extra["answer_prefill"] = ANSWER_PREFILL
-        kind, target = "multiple_choice", golds[-1]
+        kind = "multiple_choice"
         options = tuple(f"{LETTERS[i]}. {c}" for i, c in enumerate(candidates))
     elif "scoring_points" in record:
         extra["scoring_points"] = record["scoring_points"]
@@ -126,65 +179,27 @@ def record_to_sample(
     )
 
 
-def split_embedded(question: str) -> tuple[str, list[str]]:
-    """A mirror question with "(A) ..." lines -> (the question alone, the option texts)."""
-    lines = question.strip().split("\n")
-    first = next((i for i, line in enumerate(lines) if _OPTION.match(line)), len(lines))
-    options: list[str] = []
-    for line in lines[first:]:
-        match = _OPTION.match(line)
-        if match and len(options) < len(LETTERS) and match.group(1) == LETTERS[len(options)]:
-            options.append(match.group(2).strip())
-        elif options and line.strip():
-            options[-1] += " " + line.strip()  # an option wrapped onto a second line
-    stem = [line for line in lines[:first] if line.strip()]
-    if stem and stem[-1].strip().rstrip(":").lower() == "options":
-        stem.pop()
-    return re.sub(r"^Question:\s*", "", "\n".join(stem).strip()), options
-
-
 def parquet_record_to_sample(
     record: dict, *, source: str, media: MediaIndex, index: int, folders: Sequence[Path] = ()
 ) -> Sample:
     """One ``sy1998/MLVU_dev`` row (options inside the question, letter answer) as a Sample."""
-    task = task_name(str(record.get("task_type") or record.get("question_type") or "?"))
-    rid = f"{task}_{index}"
-    video = record.get("video_name") or record.get("video")
-    if not video or not record.get("question") or not record.get("answer"):
-        raise RecordError(source, rid, "missing field(s) among video_name, question, answer")
-    question, candidates = split_embedded(str(record["question"]))
-    if len(candidates) < 2:
-        raise RecordError(source, rid, "no '(A) ...' options found in the question")
-    letter = str(record["answer"]).strip().strip("()").strip()[:1]
-    if letter not in LETTERS[: len(candidates)]:
-        raise RecordError(source, rid, f"answer {record['answer']!r} is not an option letter")
-    as_json = {
-        "video": video,
-        "question": question,
-        "candidates": candidates,
-        "answer": candidates[LETTERS.index(letter)],
-        "duration": record.get("duration"),
-    }
+    task = task_name(mlvu_mirror.row_task(record))
+    as_json, letter = mlvu_mirror.row_to_record(record, source=source, rid=f"{task}_{index}")
     sample = record_to_sample(
         as_json, source=source, media=media, task=task, index=index, folders=folders
     )
-    return dataclasses.replace(sample, target=letter)  # the row's own letter is the gold
+    extra = {k: v for k, v in sample.extra.items() if k != "irregular"}  # read from the text
+    return dataclasses.replace(sample, target=letter, extra=extra)  # the row's letter is gold
 
 
-def _json_files(data_dir: Path) -> list[Path]:
-    for folder in (data_dir / "json", data_dir):
+def json_files(data_dir: Path) -> tuple[list[Path], Path]:
+    """(the official ``<N>_<task>.json`` files, the folder their ``video/`` is under)."""
+    for folder in (data_dir / "json", data_dir / "MLVU" / "json", data_dir):
         found = [p for p in folder.glob("*.json") if re.match(r"^\d+_", p.name)]
         if found:
-            return sorted(found, key=lambda p: int(p.name.split("_")[0]))
-    return []
-
-
-def _parquet_files(data_dir: Path) -> list[Path]:
-    for folder in (data_dir / "mlvu", data_dir, data_dir / "data"):
-        found = sorted(folder.glob("test-*.parquet"))
-        if found:
-            return found
-    return []
+            base = folder.parent if folder.name == "json" else folder
+            return sorted(found, key=lambda p: int(p.name.split("_")[0])), base
+    return [], data_dir
 
 
 def _json_samples(path: Path, media: MediaIndex, samples: list, errors: list) -> None:
@@ -197,7 +212,7 @@ def _json_samples(path: Path, media: MediaIndex, samples: list, errors: list) ->
     if not isinstance(records, list):
         errors.append(RecordError(str(path), "*", "expected a JSON list of records"))
         return
-    folders = task_dirs(media.root, task)
+    folders = task_dirs(media, task)
     for index, record in enumerate(records):
         try:
             samples.append(
@@ -209,48 +224,61 @@ def _json_samples(path: Path, media: MediaIndex, samples: list, errors: list) ->
             errors.append(err)
 
 
-def load(data_dir: Path, *, tasks: Iterable[str] = MC_TASKS) -> LoadResult:
-    """The requested tasks (default: the 7 multiple-choice ones) from whichever format exists."""
+def _parquet_samples(
+    files: list[Path], media: MediaIndex, wanted: set[str], samples: list, errors: list
+) -> None:
+    counters: dict[str, int] = {}
+    folders = {t: task_dirs(media, t) for t in wanted}
+    for path in files:
+        for record in read_parquet(path):
+            task = task_name(mlvu_mirror.row_task(record))
+            index = counters[task] = counters.get(task, -1) + 1
+            if task not in (*MC_TASKS, *GENERATION_TASKS):
+                errors.append(RecordError(str(path), f"{task}_{index}", "unknown task_type"))
+                continue
+            if task not in wanted:
+                continue
+            try:
+                sample = parquet_record_to_sample(
+                    record, source=str(path), media=media, index=index, folders=folders[task]
+                )
+            except RecordError as err:
+                errors.append(err)
+                continue
+            samples.append(sample)
+
+
+def load(
+    data_dir: Path, *, tasks: Iterable[str] = MC_TASKS, media_dir: str | Path | None = None
+) -> LoadResult:
+    """The requested tasks (default: the 7 multiple-choice ones) from whichever format exists;
+    ``notes["irregular"]`` lists the official records loaded as the reference reads them."""
     data_dir = Path(data_dir).resolve()
     wanted = {task_name(t) for t in tasks}
-    media = MediaIndex(data_dir)
     samples: list[Sample] = []
     errors: list[RecordError] = []
-    json_files = _json_files(data_dir)
-    files = [p for p in json_files if task_name(p.stem) in wanted]
-    fmt = "json"
-    if json_files:
+    every_json, base = json_files(data_dir)
+    media = MediaIndex(base, media_dir=media_dir)
+    if every_json:
+        fmt, files = "json", [p for p in every_json if task_name(p.stem) in wanted]
         for path in files:
             _json_samples(path, media, samples, errors)
     else:
-        fmt, files = "parquet", _parquet_files(data_dir)
+        fmt, files = "parquet", mlvu_mirror.parquet_files(data_dir)
         if not files:
             raise FileNotFoundError(
                 f"no MLVU annotations under {data_dir}: expected json/<N>_<task>.json "
-                "(official) or mlvu/test-*.parquet (sy1998/MLVU_dev)"
+                "(official, MLVU/json/ in the HF release) or mlvu/test-*.parquet "
+                "(sy1998/MLVU_dev)"
             )
-        counters: dict[str, int] = {}
-        folders = {t: task_dirs(data_dir, t) for t in wanted}
-        for path in files:
-            for record in read_parquet(path):
-                task = task_name(str(record.get("task_type") or record.get("question_type")))
-                index = counters[task] = counters.get(task, -1) + 1
-                if task not in (*MC_TASKS, *GENERATION_TASKS):
-                    errors.append(RecordError(str(path), f"{task}_{index}", "unknown task_type"))
-                    continue
-                if task not in wanted:
-                    continue
-                try:
-                    sample = parquet_record_to_sample(
-                        record, source=str(path), media=media, index=index, folders=folders[task]
-                    )
-                except RecordError as err:
-                    errors.append(err)
-                    continue
-                samples.append(sample)
+        _parquet_samples(files, media, wanted, samples, errors)
     missing = list(dict.fromkeys(s.media for s in samples if not Path(s.media).is_file()))
     found = {s.categories["task"] for s in samples}
     notes = {"format": fmt, "tasks": sorted(wanted), "tasks_without_items": sorted(wanted - found)}
+    if fmt == "json":
+        notes["irregular"] = [
+            {"id": s.id, "reason": s.extra["irregular"]} for s in samples if "irregular" in s.extra
+        ]
     return LoadResult(samples, errors, missing, [str(p) for p in files], notes)
 
 

@@ -15,12 +15,18 @@ numbers in ``extra["page_numbers"]`` (1-based) and absent ones in ``extra["missi
 ``media`` is the deck itself (a folder of linked pages, one page per second of the time
 axis, so crops are page spans) when every page is on disk; otherwise the lowest-numbered
 evidence page (``extra["media_page"]``), or page 1 when the record names none, and that
-page is reported missing if it is not on disk.
+page is reported missing if it is not on disk. With ``media_dir`` the page folders are looked
+for there first, then under data_dir.
+
+A null answer (None, NaN, or no answer field) is read as "not answerable" (NOT_ANSWERABLE),
+as lmms-eval does; ``extra["null_answer"]`` marks such items and ``notes["null_answers"]``
+lists them. A blank answer string is still a malformed record.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -44,12 +50,21 @@ from evals.tasks.documents import (
 N_PAGES = 20
 PATTERNS = ("{split}-*.parquet", "{split}.parquet", "{split}.jsonl", "{split}.json")
 FOLDERS = ("data", "annotations/qa", "qa", "")
-REQUIRED = ("qa_id", "question", "answer", "deck_name")
+REQUIRED = ("qa_id", "question", "answer", "deck_name")  # a null answer is NOT_ANSWERABLE
+# lmms-eval@75571cf tasks/slidevqa normalize_answer reads a null (None or NaN) answer as this,
+# as VLMEvalKit does; the official evaluate.py@e1f0bd9 has no null case (it would raise on
+# ``None.lower()``), so this is the only reading either harness gives a null.
+NOT_ANSWERABLE = "not answerable"
 CATEGORY_FIELDS = ("reasoning_type", "answer_type")
 INSTRUCTION = (
     "You are given a page of a slide deck. Answer the question with a short answer: a word, "
     "a number, or a phrase."
 )
+
+
+def is_null(value: Any) -> bool:
+    """A missing answer: None (JSON null, parquet null) or a NaN a dataframe put there."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def build_prompt(question: str) -> str:
@@ -62,21 +77,26 @@ def _page_path(value: Any, data_dir: Path, media: MediaIndex, image_dir: Path) -
     if isinstance(value, Mapping) and not value.get("bytes"):
         value = value.get("path") or ""
     if isinstance(value, str):
-        for candidate in (data_dir / value, data_dir / "images" / value):
-            if candidate.is_file():
-                return str(candidate.resolve()), True
+        found = media.locate(value, ("", "images"))
+        if found is not None:
+            return str(found.resolve()), True
         return str((data_dir / value).resolve()), False
     found = image_file(value, media=media, image_dir=image_dir)
     return found if found else ("", False)
 
 
-def _pages_from_urls(record: Mapping, data_dir: Path, split: str) -> dict[int, tuple[str, bool]]:
+def _pages_from_urls(record: Mapping, media: MediaIndex, split: str) -> dict[int, tuple[str, bool]]:
     deck, pages = str(record["deck_name"]), {}
-    folders = (data_dir / "images" / split / deck, data_dir / "images" / deck, data_dir / deck)
+    folders = [
+        folder
+        for root in media.roots
+        for folder in (root / "images" / split / deck, root / "images" / deck, root / deck)
+    ]
     for number, url in enumerate(record.get("image_urls") or [], start=1):
         name = str(url).rsplit("/", 1)[-1].split("?", 1)[0]
         found = next((f / name for f in folders if (f / name).is_file()), None)
-        pages[number] = (str((found or folders[0] / name).resolve()), found is not None)
+        where = found or media.root / "images" / split / deck / name
+        pages[number] = (str(where.resolve()), found is not None)
     return pages
 
 
@@ -107,10 +127,13 @@ def record_to_sample(
     if not isinstance(record, Mapping):
         raise RecordError(source, "?", f"expected an object, got {type(record).__name__}")
     rid = str(record.get("qa_id") if record.get("qa_id") is not None else "?")
-    missing = [f for f in REQUIRED if record.get(f) in (None, "")]
+    null_answer = is_null(record.get("answer"))  # absent too, as lmms-eval's doc.get reads it
+    missing = [
+        f for f in REQUIRED if record.get(f) in (None, "") and not (f == "answer" and null_answer)
+    ]
     if missing:
         raise RecordError(source, rid, f"missing field(s) {', '.join(missing)}")
-    answer = str(record["answer"])
+    answer = NOT_ANSWERABLE if null_answer else str(record["answer"])
     if not answer.strip():
         raise RecordError(source, rid, "answer is blank")
     evidence = _evidence(record.get("evidence_pages"), source, rid)
@@ -121,7 +144,7 @@ def record_to_sample(
             if record.get(f"page_{n}") not in (None, "")
         }
     else:
-        pages = _pages_from_urls(record, data_dir, split)
+        pages = _pages_from_urls(record, media, split)
     pages = {n: p for n, p in pages.items() if p[0]}
     if not pages:
         raise RecordError(source, rid, "no page images (page_1..page_20 or image_urls)")
@@ -150,6 +173,7 @@ def record_to_sample(
             "media_page": first,
             "deck_name": str(record["deck_name"]),
             "arithmetic_expression": record.get("arithmetic_expression"),
+            **({"null_answer": True} if null_answer else {}),
         },
     )
 
@@ -175,13 +199,14 @@ def load(
     split: str = "test",
     image_dir: Path | None = None,
     decks: bool = True,
+    media_dir: str | Path | None = None,
 ) -> LoadResult:
     """Every QA pair of the split; a record whose media page is absent is in
     ``missing_media``, and ``notes["missing_pages"]`` counts absent non-media pages. With
     `decks`, a complete deck is shown as pages (see `as_deck`), under `data_dir/decks/`."""
     data_dir = Path(data_dir).resolve()
     files = annotation_files(data_dir, [p.format(split=split) for p in PATTERNS], FOLDERS)
-    media = MediaIndex(data_dir, IMAGE_DIRS)
+    media = MediaIndex(data_dir, IMAGE_DIRS, media_dir=media_dir)
     image_dir = Path(image_dir) if image_dir else data_dir / "extracted_images"
 
     def to_sample(record: Any, _rid: str, source: str) -> Sample:
@@ -195,6 +220,7 @@ def load(
         "format": files[0].suffix.lstrip("."),
         "split": split,
         "missing_pages": sum(len(s.extra["missing_pages"]) for s in samples),
+        "null_answers": [s.id for s in samples if s.extra.get("null_answer")],
     }
     return LoadResult(samples, errors, missing, [str(p) for p in files], notes)
 
