@@ -25,6 +25,10 @@ from graphs.context import Context, add_context_arguments, context_from_args
 from graphs.settings import Settings
 
 console = Console(stderr=True)
+MEDIA_DIR_HELP = (
+    "a folder searched for the media first, then --data-dir: e.g. the videos lmms-eval "
+    "extracted into $HF_HOME/<task>, when --data-dir is the HF snapshot of annotations"
+)
 
 
 def add_eval_commands(commands: argparse._SubParsersAction) -> None:
@@ -34,6 +38,7 @@ def add_eval_commands(commands: argparse._SubParsersAction) -> None:
     run = actions.add_parser("run", help="evaluate the graph on a task (resumes if rerun)")
     run.add_argument("--task", required=True, choices=sorted(TASKS))
     run.add_argument("--data-dir", type=Path, required=True, help="the benchmark's files")
+    run.add_argument("--media-dir", type=Path, help=MEDIA_DIR_HELP)
     run.add_argument("--out", type=Path, default=Path("runs"), help="results root (default runs/)")
     run.add_argument("--limit", type=int, help="only the first N samples")
     run.add_argument("--concurrency", type=int, default=4)
@@ -66,6 +71,7 @@ def add_eval_commands(commands: argparse._SubParsersAction) -> None:
     study = actions.add_parser("study", help="the board study: several configurations, a report")
     study.add_argument("--task", required=True, choices=sorted(TASKS))
     study.add_argument("--data-dir", type=Path, required=True)
+    study.add_argument("--media-dir", type=Path, help=MEDIA_DIR_HELP)
     study.add_argument("--out", type=Path, default=Path("runs"))
     study.add_argument(
         "--configs",
@@ -89,7 +95,7 @@ def add_eval_commands(commands: argparse._SubParsersAction) -> None:
 def cmd_eval_run(args: argparse.Namespace, settings: Settings) -> int:
     task = get_task(args.task)
     context = context_from_args(args, Context(**task.context))
-    options = dict(_parse_option(o) for o in args.option)
+    options = _loader_options(args)
     return asyncio.run(_eval_run(args, settings, task, context, options))
 
 
@@ -213,7 +219,7 @@ def cmd_eval_compare(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_eval_study(args: argparse.Namespace, settings: Settings) -> int:
     task = get_task(args.task)
     base = context_from_args(args, Context(**task.context))
-    options = dict(_parse_option(o) for o in args.option)
+    options = _loader_options(args)
 
     async def go() -> Path:
         async with settings.chat_model() as llm:
@@ -258,6 +264,15 @@ def _print_results(results: dict[str, Any], path: Path) -> None:
     table.add_row("scored / errors", f"{counts['scored']} / {counts['errors']}")
     Console().print(table)
     console.print(f"results: {path}")
+
+
+def _loader_options(args: argparse.Namespace) -> dict[str, Any]:
+    """--option KEY=VALUE pairs, plus media_dir from --media-dir (only when given, so runs
+    without it keep their spec hash)."""
+    options = dict(_parse_option(o) for o in args.option)
+    if args.media_dir is not None:
+        options["media_dir"] = str(args.media_dir.resolve())
+    return options
 
 
 def _parse_option(text: str) -> tuple[str, Any]:

@@ -17,6 +17,10 @@ SPEC_VERSION = 1
 class EvalSpec:
     """What determines the model's outputs. Limit, concurrency and the scorer profile do not:
     a larger limit extends a run, and `rescore` applies another profile to the same samples.
+
+    ``options["media_dir"]`` is present only when ``--media-dir`` is given (runs without it
+    keep their hash): like ``data_dir`` it names the files the model is shown, since the
+    media dir is searched first and another copy of a video can be another encoding.
     """
 
     task: str

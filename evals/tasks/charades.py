@@ -3,8 +3,9 @@
 On disk, in order of preference (``notes["format"]`` says which was read)::
 
     <data_dir>/charades_sta_test.txt     lines "VIDEOID START END##sentence" (3,720 queries)
-    <data_dir>/data/test-*.parquet       lmms-lab/charades_sta: video, caption, timestamp
-    <data_dir>/{Charades_v1_480,data,videos,video,.}/<VIDEOID>.mp4
+    <data_dir>/data/test-*.parquet       HF lmms-eval/charades_sta (formerly lmms-lab/
+                                         charades_sta; both resolve): video, caption, timestamp
+    <data_dir>/{Charades_v1_480,data,videos,video,.}/<VIDEOID>.mp4   (``media_dir`` first)
 
 The parquet stores timestamps as float16 (24.3 reads back as 24.296875), so the text file wins
 when both exist; with the parquet, ``notes["timestamps"]`` is "float16" and the gold interval
@@ -86,11 +87,10 @@ def record_to_sample(
         raise RecordError(source, rid, f"start {start} is not before end {end}")
     found = media.find(f"{video}.mp4")
     text = sentence.rstrip(".").strip()
+    expected = media.root / MEDIA_SUBDIRS[0] / f"{video}.mp4"
     return Sample(
         id=rid,
-        media=str(found.resolve())
-        if found
-        else str(media.root / MEDIA_SUBDIRS[0] / f"{video}.mp4"),
+        media=str(found.resolve()) if found else media.describe_missing(expected, f"{video}.mp4"),
         question=sentence,
         prompt=PROMPTS[prompt].format(sentence=text),
         kind="grounding",
@@ -110,17 +110,19 @@ def _sources(data_dir: Path) -> tuple[str, list[Path]]:
             return "parquet", files
     raise FileNotFoundError(
         f"no Charades-STA annotations under {data_dir}: expected {TEXT_FILE} "
-        "or data/test-*.parquet (lmms-lab/charades_sta)"
+        "or data/test-*.parquet (lmms-eval/charades_sta, formerly lmms-lab/charades_sta)"
     )
 
 
-def load(data_dir: Path, *, prompt: PromptStyle = "default") -> LoadResult:
+def load(
+    data_dir: Path, *, prompt: PromptStyle = "default", media_dir: str | Path | None = None
+) -> LoadResult:
     """Every query; the text file is preferred over the float16 parquet."""
     if prompt not in PROMPTS:
         raise ValueError(f"prompt must be one of {sorted(PROMPTS)}, got {prompt!r}")
     data_dir = Path(data_dir).resolve()
     fmt, files = _sources(data_dir)
-    media = MediaIndex(data_dir, MEDIA_SUBDIRS)
+    media = MediaIndex(data_dir, MEDIA_SUBDIRS, media_dir=media_dir)
     samples, errors = [], []
     index = 0
     for path in files:

@@ -129,11 +129,18 @@ def record_to_sample(
     )
 
 
-def load(data_dir: Path, *, split: str = "test", image_dir: Path | None = None) -> LoadResult:
-    """Every record of the split; bad ones in ``errors``, absent images in ``missing_media``."""
+def load(
+    data_dir: Path,
+    *,
+    split: str = "test",
+    image_dir: Path | None = None,
+    media_dir: str | Path | None = None,
+) -> LoadResult:
+    """Every record of the split; bad ones in ``errors``, absent images in ``missing_media``.
+    ``media_dir``: a folder searched for image files before data_dir."""
     data_dir = Path(data_dir).resolve()
     files = annotation_files(data_dir, [p.format(split=split) for p in PATTERNS], ("data", ""))
-    media = MediaIndex(data_dir, IMAGE_DIRS)
+    media = MediaIndex(data_dir, IMAGE_DIRS, media_dir=media_dir)
     image_dir = Path(image_dir) if image_dir else data_dir / "extracted_images"
     samples, errors, missing = collect_samples(
         files,

@@ -115,11 +115,12 @@ def _records(data_dir: Path) -> tuple[str, list[Path], list[tuple[str, list]]]:
     )
 
 
-def load(data_dir: Path) -> LoadResult:
-    """The validation items; bad records in ``errors``, absent videos in ``missing_media``."""
+def load(data_dir: Path, *, media_dir: str | Path | None = None) -> LoadResult:
+    """The validation items; bad records in ``errors``, absent videos in ``missing_media``.
+    ``media_dir``: a folder searched for the videos before data_dir."""
     data_dir = Path(data_dir).resolve()
     fmt, files, sources = _records(data_dir)
-    media = MediaIndex(data_dir)
+    media = MediaIndex(data_dir, media_dir=media_dir)
     samples, errors = [], []
     for source, records in sources:
         for record in records:

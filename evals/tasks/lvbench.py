@@ -218,11 +218,13 @@ def load(data_dir: Path, *, media_dir: str | Path | None = None) -> LoadResult:
                 except RecordError as err:
                     errors.append(err)
     missing = list(dict.fromkeys(s.media for s in samples if not Path(s.media).is_file()))
-    keys = {s.cluster for s in samples}
+    still_missing = {s.cluster for s in samples if s.media in missing}
     notes = {
         "format": fmt,
         "video2dataset_sidecars": finder.downloads.sidecars,
-        "failed_downloads": {k: e for k, e in finder.downloads.failed.items() if k in keys},
+        "failed_downloads": {
+            k: e for k, e in finder.downloads.failed.items() if k in still_missing
+        },  # by YouTube id: video2dataset's error for each video still missing
     }
     return LoadResult(samples, errors, missing, [str(p) for p in files], notes)
 

@@ -41,10 +41,15 @@ def load(
     max_minutes: int = benchmark.MINUTES[1],
     width: int = DEFAULT_SIZE[0],
     height: int = DEFAULT_SIZE[1],
+    media_dir: str | Path | None = None,
 ) -> LoadResult:
     """Generate (or reuse) `n_videos` videos of the split. `max_minutes` below 10 only
     shortens videos for quick tests, and another `width`/`height` only serves decode-cost
     benchmarks: the benchmark's rules are 1 to 10 minutes at 128x96."""
+    if media_dir is not None:
+        raise ValueError(
+            "needle generates its videos under --data-dir; --media-dir does not apply to it"
+        )
     folder = split_folder(data_dir, split, (width, height))
     folder.mkdir(parents=True, exist_ok=True)
     samples, sources = [], []

@@ -1,10 +1,14 @@
-"""VideoMME: load the lmms-lab/Video-MME parquet and its videos and subtitles.
+"""VideoMME: load the lmms-eval/Video-MME parquet and its videos and subtitles.
 
-On disk (HF ``lmms-lab/Video-MME``, config ``videomme``, split ``test``)::
+On disk (HF ``lmms-eval/Video-MME``, formerly ``lmms-lab/Video-MME``, which still resolves;
+config ``videomme``, split ``test``)::
 
     <data_dir>/videomme/test-*.parquet    (or test-*.parquet at the top)
     <data_dir>/{data,videos,video,.}/<videoID>.mp4   (some .MP4 / .mkv)
     <data_dir>/subtitle/<videoID>.srt     (cue text wrapped in <font ...> tags)
+
+With ``media_dir`` (lmms-eval extracts the zips into ``$HF_HOME/videomme``), videos and the
+``subtitle/`` folder are looked for there first.
 
 Subtitles: with ``load(..., subtitles=True)`` each sample carries its parsed cues in
 ``extra["subtitles"]`` (``None`` when the .srt is missing) and its path in
@@ -120,14 +124,16 @@ def prompt_with_subtitles(
     return build_prompt(sample.question, sample.options, subtitles=block)
 
 
-def load(data_dir: Path, *, subtitles: bool = False) -> LoadResult:
+def load(
+    data_dir: Path, *, subtitles: bool = False, media_dir: str | Path | None = None
+) -> LoadResult:
     """Every row of the test parquet; bad rows in ``errors``, absent videos in ``missing_media``."""
     data_dir = Path(data_dir).resolve()
     files = annotation_files(data_dir)
-    media = MediaIndex(data_dir)
+    media = MediaIndex(data_dir, media_dir=media_dir)
     subtitle_dir = None
     if subtitles:
-        existing = [data_dir / d for d in SUBTITLE_DIRS if (data_dir / d).is_dir()]
+        existing = [r / d for r in media.roots for d in SUBTITLE_DIRS if (r / d).is_dir()]
         subtitle_dir = existing[0] if existing else data_dir / SUBTITLE_DIRS[0]
     samples, errors, missing = [], [], {}
     for path in files:

@@ -78,11 +78,12 @@ def record_to_sample(record: Any, *, rid: str, source: str, media: MediaIndex) -
     )
 
 
-def load(data_dir: Path, *, split: str = "test") -> LoadResult:
-    """Every record of the split; bad ones in ``errors``, absent images in ``missing_media``."""
+def load(data_dir: Path, *, split: str = "test", media_dir: str | Path | None = None) -> LoadResult:
+    """Every record of the split; bad ones in ``errors``, absent images in ``missing_media``.
+    ``media_dir``: a folder searched for the images before data_dir."""
     data_dir = Path(data_dir).resolve()
     files = annotation_files(data_dir, [p.format(split=split) for p in PATTERNS], ("", "data"))
-    media = MediaIndex(data_dir, _image_dirs(data_dir))
+    media = MediaIndex(data_dir, _image_dirs(data_dir), media_dir=media_dir)
     samples, errors, missing = collect_samples(
         files,
         lambda record, rid, source: record_to_sample(record, rid=rid, source=source, media=media),
