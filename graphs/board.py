@@ -1,8 +1,17 @@
-"""The board: runs, notes and traces in one SQLite file (the only sqlite-utils code)."""
+"""The board: runs, notes and traces in one SQLite file (the only sqlite-utils code).
+
+A run's life on the board: `start_run` (or `claim_run`, for a resumed one) marks it
+`running` and names this process its owner; `finish_run` ends it `answered`, `no_answer`
+or `failed`; `release_run` ends one that stopped early (`interrupted` when cancelled). A
+process that dies first leaves it `running`: whoever opens the board next finds that its
+owner has ended (`graphs.owners`) and marks it `interrupted` (`mark_stale_interrupted`).
+Every process that runs the graph, the CLI or a LangGraph server, goes through these.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -13,7 +22,13 @@ from typing import Any
 
 import sqlite_utils
 
-SCHEMA_VERSION = 1
+from graphs import owners
+from graphs.sqlite_locks import BUSY_TIMEOUT_S, retry_locked
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 2  # 2: runs.owner
+RUN_STATUSES = ("running", "answered", "no_answer", "failed", "interrupted")
 
 
 @dataclass(frozen=True)
@@ -39,71 +54,103 @@ class Note:
 class Board:
     """A SQLite board (WAL). Safe to share between threads; every write is idempotent."""
 
-    def __init__(self, path: str | Path):
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        busy_timeout_s: float = BUSY_TIMEOUT_S,
+        mark_stale: bool = True,
+    ):
+        """Open (creating if needed) the board at `path`; with `mark_stale`, runs left
+        `running` by ended processes are marked `interrupted` on opening."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        self.busy_timeout_s = busy_timeout_s
+        conn = sqlite3.connect(self.path, check_same_thread=False, timeout=busy_timeout_s)
         self._db = sqlite_utils.Database(conn)
         self._lock = threading.Lock()
-        self._db.enable_wal()
-        self._create_schema()
+        retry_locked(self._open_schema, busy_timeout_s)
+        if mark_stale:
+            self.mark_stale_interrupted()
 
-    def _create_schema(self) -> None:
-        db = self._db
+    def _open_schema(self) -> None:
+        """WAL, then the tables in one IMMEDIATE transaction: the first of several processes
+        creating a new file takes the write lock; the others wait for it, then find the tables."""
+        conn = self._db.conn
         with self._lock:
-            db["runs"].create(
-                {
-                    "run_id": str,
-                    "thread_id": str,
-                    "video": str,
-                    "question": str,
-                    "settings": str,
-                    "status": str,
-                    "answer": str,
-                    "error": str,
-                    "started_at": float,
-                    "finished_at": float,
-                },
-                pk="run_id",
-                if_not_exists=True,
-            )
-            db["notes"].create(
-                {
-                    "run_id": str,
-                    "key": str,
-                    "author": str,
-                    "turn": int,
-                    "call_index": int,
-                    "start": float,
-                    "end": float,
-                    "frames": str,
-                    "content": str,
-                    "verdict": str,
-                    "prompt_tokens": int,
-                    "completion_tokens": int,
-                    "latency_s": float,
-                    "created_at": float,
-                },
-                pk=("run_id", "key"),
-                foreign_keys=[("run_id", "runs", "run_id")],
-                if_not_exists=True,
-            )
-            db["traces"].create(
-                {"run_id": str, "trace": str, "written_at": float},
-                pk="run_id",
-                foreign_keys=[("run_id", "runs", "run_id")],
-                if_not_exists=True,
-            )
-            db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
-            db["meta"].upsert({"key": "schema_version", "value": str(SCHEMA_VERSION)}, pk="key")
+            if conn.in_transaction:
+                conn.rollback()  # a try that lost a race
+            if self._db.journal_mode != "wal":
+                conn.execute("PRAGMA journal_mode=wal")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._create_tables()
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
+
+    def _create_tables(self) -> None:
+        db = self._db
+        db["runs"].create(
+            {
+                "run_id": str,
+                "thread_id": str,
+                "video": str,
+                "question": str,
+                "settings": str,
+                "status": str,
+                "answer": str,
+                "error": str,
+                "started_at": float,
+                "finished_at": float,
+                "owner": str,  # graphs.owners.Owner of a running run, as JSON
+            },
+            pk="run_id",
+            if_not_exists=True,
+        )
+        db["notes"].create(
+            {
+                "run_id": str,
+                "key": str,
+                "author": str,
+                "turn": int,
+                "call_index": int,
+                "start": float,
+                "end": float,
+                "frames": str,
+                "content": str,
+                "verdict": str,
+                "prompt_tokens": int,
+                "completion_tokens": int,
+                "latency_s": float,
+                "created_at": float,
+            },
+            pk=("run_id", "key"),
+            foreign_keys=[("run_id", "runs", "run_id")],
+            if_not_exists=True,
+        )
+        db["traces"].create(
+            {"run_id": str, "trace": str, "written_at": float},
+            pk="run_id",
+            foreign_keys=[("run_id", "runs", "run_id")],
+            if_not_exists=True,
+        )
+        if "owner" not in db["runs"].columns_dict:  # a board from schema version 1
+            db.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
+        db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
+        db.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+            [str(SCHEMA_VERSION)],
+        )
 
     def start_run(
         self, run_id: str, *, video: str, question: str, settings: dict[str, Any], thread_id: str
     ) -> None:
-        """Register a run; a resumed run keeps its original start time and notes."""
+        """Register a run owned by this process; a resumed run keeps its start time and notes."""
         with self._lock:
             if self._db["runs"].count_where("run_id = ?", [run_id]):
-                self._db["runs"].update(run_id, {"status": "running", "error": None})
+                self._claim(run_id)
                 return
             self._db["runs"].insert(
                 {
@@ -117,8 +164,60 @@ class Board:
                     "error": None,
                     "started_at": time.time(),
                     "finished_at": None,
+                    "owner": owners.current().to_json(),
                 }
             )
+
+    def claim_run(self, run_id: str) -> bool:
+        """Mark a registered run `running` and owned by this process (a resumed run);
+        False when the board has no such run."""
+        with self._lock:
+            return self._claim(run_id)
+
+    def _claim(self, run_id: str) -> bool:
+        cursor = self._db.execute(
+            "UPDATE runs SET status = 'running', error = NULL, finished_at = NULL, owner = ? "
+            "WHERE run_id = ?",
+            [owners.current().to_json(), run_id],
+        )
+        return cursor.rowcount > 0
+
+    def release_run(self, run_id: str, *, status: str = "interrupted", error: str) -> bool:
+        """End a run that stopped before finishing (cancelled, or an unexpected error), if it
+        is still `running`; False when it is not (already finished, or not registered)."""
+        if status not in RUN_STATUSES or status == "running":
+            raise ValueError(f"release_run status must be a final run status, got {status!r}")
+        with self._lock:
+            cursor = self._db.execute(
+                "UPDATE runs SET status = ?, error = ?, finished_at = ? "
+                "WHERE run_id = ? AND status = 'running'",
+                [status, error, time.time(), run_id],
+            )
+            return cursor.rowcount > 0
+
+    def run_is_live(self, run_id: str) -> bool:
+        """Whether the run is `running` under an owner that still lives (or on another host,
+        where that cannot be told)."""
+        run = self.run(run_id)
+        if run is None or run["status"] != "running":
+            return False
+        return owners.is_alive(owners.Owner.from_json(run.get("owner"))) is not False
+
+    def mark_stale_interrupted(self) -> list[str]:
+        """Mark `interrupted` every `running` run whose owner process has ended (runs with no
+        recorded owner too); returns their ids. Runs of live owners are left alone."""
+        with self._lock:
+            rows = list(self._db.query("SELECT run_id, owner FROM runs WHERE status = 'running'"))
+        stale = []
+        for row in rows:
+            owner = owners.Owner.from_json(row["owner"])
+            if owners.is_alive(owner) is False:
+                stale.append((row["run_id"], _ended_message(owner)))
+        for run_id, message in stale:
+            self.release_run(run_id, status="interrupted", error=message)
+        if stale:
+            log.info("%s: marked %d stale runs interrupted", self.path, len(stale))
+        return [run_id for run_id, _ in stale]
 
     def finish_run(
         self,
@@ -190,6 +289,15 @@ class Board:
     def close(self) -> None:
         with self._lock:
             self._db.conn.close()
+
+
+def _ended_message(owner: owners.Owner | None) -> str:
+    if owner is None:
+        return "interrupted: the process that ran it ended without finishing it"
+    return (
+        f"interrupted: its process (pid {owner.pid} on {owner.host}) ended without "
+        "finishing it; rerun with the same thread id to resume"
+    )
 
 
 def _decode_run(row: dict[str, Any]) -> dict[str, Any]:

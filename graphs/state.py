@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
-RunStatus = Literal["running", "answered", "no_answer", "failed"]
+RunStatus = Literal["running", "answered", "no_answer", "failed", "interrupted"]
 
 
 class CallRecord(TypedDict):
