@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import importlib.metadata
 import json
 import logging
 import os
@@ -21,14 +22,16 @@ from rich.markup import escape
 from rich.table import Table
 
 from agents import benchmark
+from agents.completion import EndpointError
 from agents.synthetic import QAItem, read_manifest
 from agents.video import VideoError
 from evals.cli import add_eval_commands
 from graphs.board import Board
 from graphs.builder import compile_graph
+from graphs.checkpointer import open_checkpointer
 from graphs.context import Context, add_context_arguments, context_from_args
 from graphs.report import RunDisplay, judge, result_record
-from graphs.run import RunResult, run_question
+from graphs.run import RunInProgress, RunResult, run_question
 from graphs.settings import DEFAULT_ENDPOINT, Settings
 from graphs.traces import write_jsonl
 from serving import sglang
@@ -48,34 +51,95 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.WARNING if not args.verbose else logging.INFO,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    settings = Settings.load(
-        env_file=args.env_file,
-        endpoint=args.endpoint,
-        model=args.model,
-        home=args.home,
-        board_db=args.board_db,
-        checkpoint_db=args.checkpoint_db,
-    )
     try:
+        settings = Settings.load(
+            env_file=args.env_file,
+            endpoint=args.endpoint,
+            model=args.model,
+            home=args.home,
+            board_db=args.board_db,
+            checkpoint_db=args.checkpoint_db,
+        )
         return args.handler(args, settings)
-    except VideoError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        return 2
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/yellow]")
+        return 130
+    except USER_ERRORS as exc:
+        if args.debug:
+            console.print_exception()
+        else:
+            console.print(f"[red]error:[/red] {escape(_message(exc))}")
+        return 1 if isinstance(exc, EndpointError) else 2
+
+
+class CLIError(Exception):
+    """A user error the CLI found itself; its message says what to do."""
+
+
+# One message each, the traceback under --debug; anything else is a bug and bubbles up.
+USER_ERRORS = (CLIError, VideoError, EndpointError, RunInProgress, OSError, ValueError)
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}"
+    return str(exc) or type(exc).__name__
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("paravt-graph")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def _global_arguments(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """The flags every command takes, before or after its name. A command's copy has no
+    defaults (argparse.SUPPRESS), so it only overrides what the top level parsed."""
+
+    def default(value):
+        return value if defaults else argparse.SUPPRESS
+
+    group = parser.add_argument_group("global options (before or after the command)")
+    group.add_argument(
+        "--endpoint",
+        default=default(None),
+        help=f"OpenAI-compatible base URL (env PARAVT_ENDPOINT; default {DEFAULT_ENDPOINT})",
+    )
+    group.add_argument(
+        "--model", default=default(None), help="model name at the endpoint (default: the first)"
+    )
+    group.add_argument(
+        "--home", type=Path, default=default(None), help="folder for the databases (.paravt)"
+    )
+    group.add_argument("--board-db", type=Path, default=default(None), help="board SQLite file")
+    group.add_argument(
+        "--checkpoint-db", type=Path, default=default(None), help="LangGraph checkpoint file"
+    )
+    group.add_argument("--env-file", default=default(".env"), help="settings file (.env)")
+    group.add_argument("-v", "--verbose", action="store_true", default=default(False))
+    group.add_argument(
+        "--debug",
+        action="store_true",
+        default=default(False),
+        help="show the traceback of an error, not only its message",
+    )
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in two lines (the message and where help is), not the whole usage."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n(`{self.prog} --help` lists the options)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="paravt", description=__doc__)
-    parser.add_argument(
-        "--endpoint",
-        help=f"OpenAI-compatible base URL (env PARAVT_ENDPOINT; default {DEFAULT_ENDPOINT})",
-    )
-    parser.add_argument("--model", help="model name at the endpoint (default: the first listed)")
-    parser.add_argument("--home", type=Path, help="folder for the databases (default .paravt)")
-    parser.add_argument("--board-db", type=Path, help="board SQLite file")
-    parser.add_argument("--checkpoint-db", type=Path, help="LangGraph checkpoint SQLite file")
-    parser.add_argument("--env-file", default=".env", help="settings file (default .env)")
-    parser.add_argument("-v", "--verbose", action="store_true")
-    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+    parser = _Parser(prog="paravt", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    _global_arguments(parser, defaults=True)
+    common = argparse.ArgumentParser(add_help=False)
+    _global_arguments(common, defaults=False)
+    commands = _Commands(parser.add_subparsers(required=True, metavar="COMMAND"), common)
 
     run = commands.add_parser("run", help="answer a question about a video")
     run.add_argument("--video", required=True)
@@ -97,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     board.set_defaults(handler=cmd_board)
 
     traces = commands.add_parser("traces", help="trace commands")
-    traces_commands = traces.add_subparsers(required=True, metavar="ACTION")
+    traces_commands = _Commands(traces.add_subparsers(required=True, metavar="ACTION"), common)
     export = traces_commands.add_parser("export", help="write stored traces as JSONL")
     export.add_argument("--out", type=Path, required=True)
     export.add_argument("--run", action="append", dest="runs", help="only these run ids")
@@ -111,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     studio.set_defaults(handler=cmd_studio)
 
-    add_eval_commands(commands)
+    add_eval_commands(commands.action, parents=[common])
 
     serve = commands.add_parser(
         "serve", help="serve paravt-nano on the CPU, or a checkpoint on GPUs with --sglang"
@@ -152,6 +216,16 @@ def build_parser() -> argparse.ArgumentParser:
     gpu.add_argument("--chat-template", help="only for a checkpoint without its own template")
     serve.set_defaults(handler=cmd_serve)
     return parser
+
+
+class _Commands:
+    """A subparsers action whose every command also takes the global flags."""
+
+    def __init__(self, action: argparse._SubParsersAction, common: argparse.ArgumentParser):
+        self.action, self.common = action, common
+
+    def add_parser(self, name: str, **kwargs) -> argparse.ArgumentParser:
+        return self.action.add_parser(name, parents=[self.common], **kwargs)
 
 
 def _add_question_arguments(parser: argparse.ArgumentParser) -> None:
@@ -216,7 +290,11 @@ def _endpoint(settings: Settings) -> Iterator[str]:
         yield settings.endpoint
         return
     if settings.endpoint != DEFAULT_ENDPOINT:
-        raise SystemExit(f"error: no OpenAI-compatible server answers at {settings.endpoint}")
+        raise CLIError(
+            f"no OpenAI-compatible server answers at {settings.endpoint}. Start one there "
+            "(`app.py serve --port PORT` serves paravt-nano on the CPU), or leave out "
+            "--endpoint and PARAVT_ENDPOINT: demo then starts paravt-nano by itself."
+        )
     nano = default_checkpoint()
     model = os.path.relpath(nano) if nano else "the untrained tiny model (no paravt-nano)"
     console.print(f"no server at {settings.endpoint}: starting the local CPU server on {model}")
@@ -237,12 +315,9 @@ async def _run(
 ) -> RunResult:
     context = context_from_args(args, base or Context())
     board = Board(settings.board_path)
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-    settings.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
     async with (
         settings.chat_model() as llm,
-        AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_path)) as saver,
+        open_checkpointer(settings.checkpoint_path) as saver,
     ):
         graph = compile_graph(llm, board, checkpointer=saver)
         return await run_question(

@@ -18,9 +18,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from agents.image_header import image_size
+
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
 IMAGE, PAGES = "image", "pages"  # VideoInfo.codec of still media
 STILL_SECONDS = 1.0  # the "duration" of one image
+# Largest image decoded: a 600 dpi A4 page fits (35M); its BGR pixels take 120 MB.
+MAX_IMAGE_PIXELS = 40_000_000
 
 
 def is_image_path(path: Path) -> bool:
@@ -73,10 +77,10 @@ def probe(path: Path) -> tuple[float, int, int, str]:
             raise ValueError(
                 f"{path} is a folder with no page images ({', '.join(IMAGE_EXTENSIONS)})"
             )
-        first = _read(pages[0])
-        return float(len(pages)), first.shape[1], first.shape[0], PAGES
-    image = _read(path)
-    return STILL_SECONDS, image.shape[1], image.shape[0], IMAGE
+        width, height = _size(pages[0])
+        return float(len(pages)), width, height, PAGES
+    width, height = _size(path)
+    return STILL_SECONDS, width, height, IMAGE
 
 
 def decode(
@@ -101,7 +105,26 @@ def decode(
     return found
 
 
+def _size(path: Path) -> tuple[int, int]:
+    """Width and height from the file header, held to MAX_IMAGE_PIXELS before any decoding."""
+    size = image_size(path)
+    if size is None or min(size) < 1:
+        raise ValueError(
+            f"{path} cannot be read as an image (no PNG, JPEG, WebP or BMP header); "
+            "check the file or convert it to PNG"
+        )
+    width, height = size
+    if width * height > MAX_IMAGE_PIXELS:
+        raise ValueError(
+            f"{path} is {width}x{height} ({width * height / 1e6:.0f}M pixels), over the "
+            f"{MAX_IMAGE_PIXELS / 1e6:.0f}M-pixel limit for still media; downscale it "
+            "(e.g. to 6000 pixels on its longer side) and try again"
+        )
+    return width, height
+
+
 def _read(path: Path) -> np.ndarray:
+    _size(path)  # refuse a huge image before its pixels are allocated
     image = read_image(path)
     if image is None:
         raise ValueError(f"{path} cannot be read as an image; check the file or convert it to PNG")

@@ -31,22 +31,29 @@ MEDIA_DIR_HELP = (
 )
 
 
-def add_eval_commands(commands: argparse._SubParsersAction) -> None:
-    evals = commands.add_parser("eval", help="batch evaluation over benchmarks")
+def add_eval_commands(
+    commands: argparse._SubParsersAction, parents: list[argparse.ArgumentParser] = ()
+) -> None:
+    """`eval` and its actions; `parents` hold flags every command takes (app.py's globals)."""
+    parents = list(parents)
+    evals = commands.add_parser("eval", help="batch evaluation over benchmarks", parents=parents)
     actions = evals.add_subparsers(required=True, metavar="ACTION")
 
-    run = actions.add_parser("run", help="evaluate the graph on a task (resumes if rerun)")
+    run = actions.add_parser(
+        "run", help="evaluate the graph on a task (resumes if rerun)", parents=parents
+    )
     run.add_argument("--task", required=True, choices=sorted(TASKS))
     run.add_argument("--data-dir", type=Path, required=True, help="the benchmark's files")
     run.add_argument("--media-dir", type=Path, help=MEDIA_DIR_HELP)
     run.add_argument("--out", type=Path, default=Path("runs"), help="results root (default runs/)")
-    run.add_argument("--limit", type=int, help="only the first N samples")
-    run.add_argument("--concurrency", type=int, default=4)
+    run.add_argument("--limit", type=_positive_int, help="only the first N samples")
+    run.add_argument("--concurrency", type=_positive_int, default=4)
     run.add_argument("--profile", default="official", help="scorer profile (default official)")
     run.add_argument(
         "--option",
         action="append",
         default=[],
+        type=_key_value,
         metavar="KEY=VALUE",
         help="task loader option, e.g. split=test (repeat)",
     )
@@ -55,12 +62,16 @@ def add_eval_commands(commands: argparse._SubParsersAction) -> None:
     add_context_arguments(run)
     run.set_defaults(handler=cmd_eval_run)
 
-    rescore = actions.add_parser("rescore", help="recompute metrics with another scorer profile")
+    rescore = actions.add_parser(
+        "rescore", help="recompute metrics with another scorer profile", parents=parents
+    )
     rescore.add_argument("run_dir", type=Path)
     rescore.add_argument("--profile", required=True)
     rescore.set_defaults(handler=cmd_eval_rescore)
 
-    compare = actions.add_parser("compare", help="paired comparison of two runs on shared items")
+    compare = actions.add_parser(
+        "compare", help="paired comparison of two runs on shared items", parents=parents
+    )
     compare.add_argument("run_a", type=Path)
     compare.add_argument("run_b", type=Path)
     compare.add_argument("--profile", default="official")
@@ -68,7 +79,9 @@ def add_eval_commands(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
     compare.set_defaults(handler=cmd_eval_compare)
 
-    study = actions.add_parser("study", help="the board study: several configurations, a report")
+    study = actions.add_parser(
+        "study", help="the board study: several configurations, a report", parents=parents
+    )
     study.add_argument("--task", required=True, choices=sorted(TASKS))
     study.add_argument("--data-dir", type=Path, required=True)
     study.add_argument("--media-dir", type=Path, help=MEDIA_DIR_HELP)
@@ -78,14 +91,18 @@ def add_eval_commands(commands: argparse._SubParsersAction) -> None:
         default=",".join(STUDY_CONFIGS),
         help=f"comma-separated, from {', '.join(STUDY_CONFIGS)}",
     )
-    study.add_argument("--limit", type=int)
-    study.add_argument("--concurrency", type=int, default=4)
+    study.add_argument("--limit", type=_positive_int)
+    study.add_argument("--concurrency", type=_positive_int, default=4)
     study.add_argument("--resamples", type=int, default=10_000)
-    study.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    study.add_argument(
+        "--option", action="append", default=[], type=_key_value, metavar="KEY=VALUE"
+    )
     add_context_arguments(study)
     study.set_defaults(handler=cmd_eval_study)
 
-    front = actions.add_parser("pareto", help="accuracy against cost for runs, with the front")
+    front = actions.add_parser(
+        "pareto", help="accuracy against cost for runs, with the front", parents=parents
+    )
     front.add_argument("runs", type=Path, nargs="+")
     front.add_argument("--out", type=Path, default=Path("pareto.png"))
     front.add_argument("--profile", default="official")
@@ -273,6 +290,22 @@ def _loader_options(args: argparse.Namespace) -> dict[str, Any]:
     if args.media_dir is not None:
         options["media_dir"] = str(args.media_dir.resolve())
     return options
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _key_value(text: str) -> str:
+    if "=" not in text or text.startswith("="):
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (e.g. split=test)")
+    return text
 
 
 def _parse_option(text: str) -> tuple[str, Any]:

@@ -5,12 +5,30 @@ from __future__ import annotations
 import argparse
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Literal
 
 
 def _knob(default, description: str):
     return field(default=default, metadata={"description": description})
+
+
+# What each bounded setting must be: a Context refuses other values, and so does its --flag.
+LIMITS: dict[str, tuple[Callable[[float], bool], str]] = {
+    "max_parallel": (lambda v: v >= 1, "at least 1"),
+    "max_turns": (lambda v: v >= 0, "at least 0"),
+    "overview_frames": (lambda v: 1 <= v <= 2048, "from 1 to 2048"),
+    "crop_max_frames": (lambda v: 1 <= v <= 64, "from 1 to 64"),
+    "crop_fps": (lambda v: v > 0, "above 0"),
+    "overview_max_pixels": (lambda v: v >= 64, "at least 64"),
+    "crop_max_pixels": (lambda v: v >= 64, "at least 64"),
+    "summary_max_tokens": (lambda v: v >= 1, "at least 1"),
+    "max_new_tokens": (lambda v: v >= 1, "at least 1"),
+    "temperature": (lambda v: v >= 0, "at least 0"),
+    "subagent_temperature": (lambda v: v >= 0, "at least 0"),
+    "top_p": (lambda v: 0 < v <= 1, "above 0 and at most 1"),
+}
 
 
 @dataclass(frozen=True)
@@ -64,18 +82,7 @@ class Context:
     )
 
     def __post_init__(self) -> None:
-        checks = {
-            "max_parallel": self.max_parallel >= 1,
-            "max_turns": self.max_turns >= 0,
-            "overview_frames": 1 <= self.overview_frames <= 2048,
-            "crop_max_frames": 1 <= self.crop_max_frames <= 64,
-            "crop_fps": self.crop_fps > 0,
-            "overview_max_pixels": self.overview_max_pixels >= 64,
-            "crop_max_pixels": self.crop_max_pixels >= 64,
-            "summary_max_tokens": self.summary_max_tokens >= 1,
-            "max_new_tokens": self.max_new_tokens >= 1,
-        }
-        bad = [name for name, ok in checks.items() if not ok]
+        bad = [name for name, (ok, _) in LIMITS.items() if not ok(getattr(self, name))]
         if bad:
             values = ", ".join(f"{name}={getattr(self, name)!r}" for name in bad)
             raise ValueError(f"Context has out-of-range settings: {values}")
@@ -103,7 +110,24 @@ def add_context_arguments(parser: argparse.ArgumentParser) -> None:
         else:
             if typing.get_origin(kind) in (typing.Union, types.UnionType):
                 kind = next(a for a in typing.get_args(kind) if a is not type(None))
-            group.add_argument(flag, type=kind, default=None, help=help_text)
+            group.add_argument(flag, type=_checked(f.name, kind), default=None, help=help_text)
+
+
+def _checked(name: str, kind: type) -> Callable[[str], object]:
+    """An argparse type that converts the text and holds it to the field's LIMITS."""
+    ok, what = LIMITS.get(name, (lambda v: True, ""))
+
+    def convert(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a valid {kind.__name__}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text}")
+        return value
+
+    convert.__name__ = kind.__name__  # argparse names the type in its messages
+    return convert
 
 
 def context_from_args(args: argparse.Namespace, base: Context | None = None) -> Context:

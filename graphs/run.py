@@ -1,4 +1,10 @@
-"""Run one question through a compiled graph; record a failed endpoint as a failed run."""
+"""Run one question through a compiled graph; however it ends, the board says how.
+
+An endpoint that fails after retries ends the run `failed` (with its partial trace); any
+other error ends it `failed` and is raised; a cancelled run (Ctrl-C, or a batch that
+stops) ends `interrupted`. A process killed outright leaves its run `running` until the
+board is opened again (`graphs.board`).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from agents import video
 from agents.completion import EndpointError
+from graphs import owners
 from graphs.board import Board
 from graphs.context import Context
 from graphs.traces import Trace, build_trace
@@ -22,11 +29,15 @@ log = logging.getLogger(__name__)
 UpdateCallback = Callable[[str, dict[str, Any]], None]
 
 
+class RunInProgress(RuntimeError):
+    """The thread's run is `running` in another live process: resuming it would run it twice."""
+
+
 @dataclass(frozen=True)
 class RunResult:
     run_id: str
     thread_id: str
-    status: str  # answered | no_answer | failed
+    status: str  # answered | no_answer | failed (interrupted and other ends raise)
     answer: str | None
     final_text: str | None
     error: str | None
@@ -75,6 +86,7 @@ async def run_question(
             log.info("resuming thread %s at %s", thread_id, ", ".join(snapshot.next))
             run_id = snapshot.values.get("run_id", run_id)
             payload = None
+            await asyncio.to_thread(_claim, board, run_id, thread_id)
         elif snapshot.values.get("status") not in (None, "running"):
             run_id = snapshot.values["run_id"]
             log.info("thread %s already finished as run %s", thread_id, run_id)
@@ -84,6 +96,9 @@ async def run_question(
             for node, values in update.items():
                 if on_update is not None and isinstance(values, dict):
                     on_update(node, values)
+    except asyncio.CancelledError:
+        board.release_run(run_id, status="interrupted", error="cancelled before it finished")
+        raise
     except EndpointError as exc:
         log.error("run %s failed: %s", run_id, exc)
         values = (await graph.aget_state(config)).values if graph.checkpointer else {}
@@ -97,7 +112,24 @@ async def run_question(
             board.finish_run, run_id, status="failed", error=str(exc), trace=trace
         )
         return RunResult(run_id, thread_id, "failed", None, None, str(exc), trace)
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        await asyncio.to_thread(board.release_run, run_id, status="failed", error=error)
+        raise
     return await _finished(board, run_id, thread_id)
+
+
+def _claim(board: Board, run_id: str, thread_id: str) -> None:
+    """Own a resumed run, unless another live process is running it now."""
+    run = board.run(run_id)
+    if run is not None and board.run_is_live(run_id):
+        owner = owners.Owner.from_json(run.get("owner"))
+        if owner is not None and owner != owners.current():
+            raise RunInProgress(
+                f"thread {thread_id} is running in process {owner.pid} on {owner.host}; "
+                "wait for it to finish, or stop it, before resuming the thread"
+            )
+    board.claim_run(run_id)
 
 
 async def _finished(board: Board, run_id: str, thread_id: str) -> RunResult:

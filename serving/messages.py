@@ -17,10 +17,17 @@ from PIL import Image
 from serving.engine import RequestError
 
 _DATA_URL = re.compile(r"data:image/[\w.+-]+;base64,(?P<data>.*)", re.DOTALL)
+# Largest image decoded (4096x4096): clients send frames fitted to a pixel budget (about
+# 50,176 pixels), so anything near this is a mistake that would cost gigabytes to decode.
+MAX_IMAGE_PIXELS = 4096 * 4096
 
 
-def decode_image(url: str) -> Image.Image:
-    """Decode a base64 ``data:image/...`` URL into an RGB image, or raise ``RequestError``."""
+def decode_image(url: str, max_pixels: int = MAX_IMAGE_PIXELS) -> Image.Image:
+    """Decode a base64 ``data:image/...`` URL into an RGB image, or raise ``RequestError``.
+
+    The size is read from the header first (PIL opens lazily): an image over ``max_pixels``
+    is refused before its pixels are allocated.
+    """
     match = _DATA_URL.fullmatch(url.strip())
     if match is None:
         raise RequestError(
@@ -30,6 +37,13 @@ def decode_image(url: str) -> Image.Image:
     try:
         raw = base64.b64decode(match["data"], validate=True)
         image = Image.open(io.BytesIO(raw))
+        width, height = image.size
+        if width * height > max_pixels:
+            raise RequestError(
+                f"image_url is {width}x{height} ({width * height:,} pixels), over this "
+                f"server's limit of {max_pixels:,}; resize frames to a pixel budget first",
+                param="messages",
+            )
         image.load()
         return image.convert("RGB")
     except (binascii.Error, ValueError, OSError, Image.DecompressionBombError) as exc:

@@ -218,6 +218,19 @@ def test_bad_requests_get_a_400_with_a_message(server, change, expected):
     assert error["type"] == "invalid_request_error"
 
 
+def test_a_huge_valid_image_is_refused_with_a_400_before_it_is_decoded(server):
+    buffer = io.BytesIO()
+    Image.new("1", (9000, 9000)).save(buffer, "PNG")  # valid, small on the wire
+    url = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+    content = [{"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": "?"}]
+    response = server.post(
+        "/chat/completions", json={"messages": [{"role": "user", "content": content}]}
+    )
+    assert response.status_code == 400, response.text
+    assert "9000x9000" in response.json()["error"]["message"]
+    assert server.get("/models").status_code == 200, "the server still serves"
+
+
 def test_greedy_is_deterministic_and_seeded_sampling_repeats(server):
     text_only = {"messages": [{"role": "user", "content": "Count the cups."}], "max_tokens": 12}
     greedy = _chat(server, temperature=0, return_token_ids=True, **text_only)

@@ -1,0 +1,172 @@
+"""Bad input to `app.py`: one clear message each, the traceback only under --debug.
+
+Every case runs the CLI's own entry point, against a scripted server on 127.0.0.1 or a port
+nobody listens on; the eval case runs `app.py` as a real subprocess to count its lines.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import app
+from agents import video
+from graphs.board import Board
+from serving.launch import free_port
+from serving.scripted import ScriptedServer
+from tests.harness import app_command, app_env, faststart, needle_options, run_cli
+
+ANSWER = "I see it.</think><answer>A</answer>"
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ScriptedServer(ANSWER) as scripted:
+        yield scripted
+
+
+@pytest.fixture
+def dead() -> str:
+    return f"http://127.0.0.1:{free_port()}/v1"
+
+
+def cli(capsys, *argv: str) -> tuple[int, str]:
+    """(exit code, stderr) of app.main, with argparse's own exits caught."""
+    try:
+        code = app.main(["--env-file", "", *argv])
+    except SystemExit as exc:
+        code = exc.code
+    return code, capsys.readouterr().err
+
+
+def one_message(err: str) -> str:
+    """The one error message in stderr (rich wraps it to the width; it is unwrapped here)."""
+    assert "Traceback" not in err
+    assert err.count("error:") == 1, err
+    return " ".join(err[err.index("error:") :].split())
+
+
+def question(video_path, home, *more: str) -> list[str]:
+    """`--home HOME run --video V --question What? --overview-frames 4 MORE...`"""
+    run = ["run", "--video", str(video_path), "--question", "What?", "--overview-frames", "4"]
+    return ["--home", str(home), *run, *more]
+
+
+def test_version_is_printed(capsys):
+    with pytest.raises(SystemExit) as done:
+        app.main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.startswith("paravt 0.")
+
+
+def test_global_flags_work_after_the_command_too(server, needle_video, tmp_path, capsys):
+    parser = app.build_parser()
+    after = parser.parse_args(["run", "--endpoint", "http://h/v1", "--video", "v", "--question=?"])
+    assert after.endpoint == "http://h/v1" and after.home is None and not after.debug
+    both = parser.parse_args(["--home", "a", "board", "--home", "b", "--debug"])
+    assert str(both.home) == "b" and both.debug, "the flag after the command wins"
+    nested = parser.parse_args(["eval", "run", "--task", "needle", "--data-dir", "d", "-v"])
+    assert nested.verbose and nested.env_file == ".env"
+    code, err = cli(capsys, *question(needle_video.path, tmp_path), "--endpoint", server.base_url)
+    assert code == 0, err
+    assert Board(tmp_path / "board.sqlite").runs()[0]["status"] == "answered"
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--overview-frames", "0"], "argument --overview-frames: must be from 1 to 2048, got 0"),
+        (["--max-parallel", "0"], "argument --max-parallel: must be at least 1, got 0"),
+        (["--crop-max-frames", "65"], "argument --crop-max-frames: must be from 1 to 64"),
+        (["--crop-fps", "-1"], "argument --crop-fps: must be above 0"),
+        (["--top-p", "x"], "argument --top-p: 'x' is not a valid float"),
+    ],
+)
+def test_out_of_range_settings_are_refused_by_the_parser(capsys, tmp_path, argv, expected):
+    code, err = cli(capsys, *question("v.mp4", tmp_path, *argv))
+    assert code == 2 and expected in one_message(err)
+    assert len(err.splitlines()) == 2  # the message and where the help is
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--concurrency", "0"], "argument --concurrency: must be at least 1, got 0"),
+        (["--limit", "-3"], "argument --limit: must be at least 1"),
+        (["--option", "n_videos"], "argument --option: 'n_videos' is not KEY=VALUE"),
+    ],
+)
+def test_bad_eval_arguments_are_refused_by_the_parser(capsys, argv, expected):
+    code, err = cli(capsys, "eval", "run", "--task", "needle", "--data-dir", "d", *argv)
+    assert code == 2 and expected in one_message(err)
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_eval_run_with_the_endpoint_down_prints_one_message(tmp_path, dead):
+    data = tmp_path / "needle"
+    argv = ["eval", "run", "--task", "needle", "--data-dir", str(data), "--out", str(tmp_path)]
+    argv += [f"--option={k}={v}" for k, v in needle_options(1).items()]
+    env = app_env(tmp_path / "home", COLUMNS="400")  # one line per message, unwrapped
+    done = run_cli(app_command(*argv, endpoint=dead), env, timeout=120)
+    assert done.returncode == 1
+    message = one_message(done.stderr)
+    assert "connection refused after 4 attempts" in message and "Is the server running?" in message
+    retries = [line for line in done.stderr.splitlines() if "retrying in" in line]
+    assert len(retries) == 3 and len(done.stderr.splitlines()) <= 6
+
+
+def test_run_with_the_endpoint_down_fails_the_run(capsys, needle_video, tmp_path, dead):
+    code, err = cli(capsys, *question(needle_video.path, tmp_path), "--endpoint", dead)
+    assert code == 1 and "Traceback" not in err
+    assert "connection refused" in err and "Is the server running?" in err
+    assert Board(tmp_path / "board.sqlite").runs()[0]["status"] == "failed"
+
+
+def test_demo_with_the_endpoint_down_says_how_to_fix_it(capsys, tmp_path, dead):
+    code, err = cli(capsys, "--endpoint", dead, "--home", str(tmp_path), "demo")
+    message = one_message(err)
+    assert code == 2 and f"no OpenAI-compatible server answers at {dead}" in message
+    assert "app.py serve" in message and "leave out --endpoint" in message
+
+
+def test_a_missing_or_corrupt_video_is_one_message(capsys, server, tmp_path):
+    code, err = cli(capsys, *question("/no/such.mp4", tmp_path), "--endpoint", server.base_url)
+    assert code == 2 and "video not found: /no/such.mp4" in one_message(err)
+    corrupt = tmp_path / "corrupt.mp4"
+    corrupt.write_bytes(os.urandom(20_000))
+    code, err = cli(capsys, *question(corrupt, tmp_path), "--endpoint", server.base_url)
+    assert code == 2 and "as a video" in " ".join(err.split()) and "Traceback" not in err
+
+
+def test_a_video_truncated_mid_stream_fails_its_run(capsys, server, needle_video, tmp_path):
+    """The index opens, then decoding stops half way: the run ends failed, not running."""
+    data = faststart(needle_video.path, tmp_path / "fast.mp4").read_bytes()
+    cut = tmp_path / "cut.mp4"
+    cut.write_bytes(data[: len(data) // 2])
+    video.probe(cut)  # it opens: the failure comes mid-decode
+    code, err = cli(capsys, *question(cut, tmp_path), "--endpoint", server.base_url)
+    assert code == 2 and "truncated" in " ".join(err.split()) and "Traceback" not in err
+    (run,) = Board(tmp_path / "board.sqlite").runs()
+    assert run["status"] == "failed" and "VideoError" in run["error"]
+
+
+def test_a_huge_image_is_one_message(capsys, server, tmp_path):
+    import cv2
+    import numpy as np
+
+    big = tmp_path / "big.png"
+    cv2.imwrite(str(big), np.zeros((9000, 9000), np.uint8))
+    code, err = cli(capsys, *question(big, tmp_path), "--endpoint", server.base_url)
+    assert code == 2 and "9000x9000" in " ".join(err.split()) and "Traceback" not in err
+
+
+def test_debug_shows_the_traceback(capsys, tmp_path):
+    code, err = cli(capsys, "--debug", *question("/no/such.mp4", tmp_path))
+    assert code == 2 and "Traceback" in err and "VideoError" in err
+
+
+def test_a_missing_data_dir_is_one_message(capsys, server, tmp_path):
+    argv = ["--endpoint", server.base_url, "eval", "run", "--task", "videomme"]
+    code, err = cli(capsys, *argv, "--data-dir", str(tmp_path / "none"), "--out", str(tmp_path))
+    assert code == 2 and "Traceback" not in err and str(tmp_path / "none") in err
