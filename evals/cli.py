@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from evals import pareto
-from evals.compare import compare_runs
+from evals.compare import compare_runs, header_lines
 from evals.records import SampleLog, write_json_atomic
 from evals.results import score_records, summarize
 from evals.runner import EvalRefused, evaluate, results_path
@@ -193,6 +193,7 @@ def cmd_eval_compare(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
+    print("\n".join(header_lines(report)))
     table = Table(
         "metric",
         "A",

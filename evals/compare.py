@@ -1,4 +1,11 @@
-"""Pair two runs of one task on their shared items: bootstrap CI, McNemar, category deltas."""
+"""Pair two runs of one task on their shared items: bootstrap CI, McNemar, category deltas.
+
+Run A is the first folder given, run B the second. Every difference is B minus A (``delta``,
+the CI, category deltas; ``p_b_better`` is the share of resamples where B scores higher;
+McNemar's ``b01`` counts items A got wrong and B right). The report names each run by a
+readable label (``evals.run_labels``), its spec hash and its folder, and states the
+direction in ``direction``.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +16,19 @@ from typing import Any
 
 from evals.records import SampleLog, sample_from_json
 from evals.results import score_records
+from evals.run_labels import label_runs, run_identity
 from evals.spec import EvalSpec
 from evals.stats import mcnemar_exact, paired_bootstrap
 from evals.tasks import get_task
+
+DIRECTION = "B - A"
+"""The sign of every difference in a report: B's score minus A's."""
 
 
 def compare_runs(
     run_a: Path, run_b: Path, *, profile: str = "official", n_resamples: int = 10_000, seed: int = 0
 ) -> dict[str, Any]:
-    """B against A on the items both scored, under one scorer profile."""
+    """B against A (differences are B minus A) on the items both scored, under one profile."""
     spec_a, spec_b = (
         EvalSpec.from_json(json.loads((r / "spec.json").read_text())) for r in (run_a, run_b)
     )
@@ -67,10 +78,14 @@ def compare_runs(
             {"field": field, "value": v, "n": len(ids), "a": primary(a, ids), "b": primary(b, ids)}
             for v, ids in sorted(groups.items())
         ]
+    label_a, label_b = label_runs([run_a, run_b])
     return {
         "task": task.name,
         "profile": profile,
         "metric": task.primary,
+        "a": run_identity(run_a, label_a),
+        "b": run_identity(run_b, label_b),
+        "direction": DIRECTION,
         "run_a": str(run_a),
         "run_b": str(run_b),
         "n_items": len(shared),
@@ -79,3 +94,21 @@ def compare_runs(
         "mcnemar": mcnemar,
         "categories": categories,
     }
+
+
+def header_lines(report: dict[str, Any]) -> list[str]:
+    """The lines that open a printed comparison: which run is A, which is B, the direction.
+
+    >>> report = {"a": {"label": "single", "spec_hash": "1a2b3c4d5e6f", "folder": "runs/x"},
+    ...           "b": {"label": "verified", "spec_hash": None, "folder": "runs/y"}}
+    >>> print("\\n".join(header_lines(report)))
+    A: single  spec 1a2b3c4d5e6f  runs/x
+    B: verified  spec (no spec.json)  runs/y
+    differences are B - A: positive means B scores higher
+    """
+    lines = []
+    for side in ("a", "b"):
+        run = report[side]
+        spec = run["spec_hash"] or "(no spec.json)"
+        lines.append(f"{side.upper()}: {run['label']}  spec {spec}  {run['folder']}")
+    return [*lines, f"differences are {DIRECTION}: positive means B scores higher"]

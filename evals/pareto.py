@@ -17,6 +17,11 @@ image encoded in three turns, or by two agents, is paid three times or twice):
   Pass ``prompt_includes_images=False`` for a server whose ``prompt_tokens`` are text only;
   the image tokens are then added on top.
 
+Each point is named by its run's readable label (``evals.run_labels``: the board-study
+configuration, else the settings that set it apart), and keeps its folder (task and spec hash)
+in ``run``; ``metric`` names what its y value is (the task's primary metric by default,
+e.g. ``mean_score``), and the table and plot use that name, not "accuracy".
+
 Front (``pareto_front``): minimise cost, maximise accuracy. A point is dominated when another
 costs no more and scores no less, and is strictly better in one of the two. Ties: points with
 identical cost and accuracy do not dominate each other, so all of them stay on the front; a
@@ -42,12 +47,15 @@ Qwen3-VL (16-pixel patches, 2x2 merge), i.e. 49 tokens, as the local server repo
 
 @dataclass(frozen=True)
 class Point:
-    """One configuration: its name, cost (tokens per sample) and accuracy (primary metric)."""
+    """One configuration: its name, cost (tokens per sample) and score on ``metric``
+    (``accuracy`` holds that score whatever the metric is; higher is better)."""
 
     name: str
     cost: float
     accuracy: float
     cost_basis: str = ""  # how cost was counted, e.g. "image tokens reported"
+    metric: str = ""  # the metric ``accuracy`` holds, e.g. "mean_score"
+    run: str = ""  # the run folder's name (task and spec hash), e.g. "needle-1a2b3c4d5e6f"
 
     @property
     def valid(self) -> bool:
@@ -169,12 +177,15 @@ def load_points(
     frame_tokens: float | None = None,
     prompt_includes_images: bool = True,
 ) -> list[Point]:
-    """One point per run folder from its ``results_<profile>.json``: the folder name, the
-    cost, and ``metrics[metric]`` (default: the task's primary metric; NaN when absent)."""
+    """One point per run folder from its ``results_<profile>.json``: a readable label
+    (``evals.run_labels.label_runs``), the cost, and ``metrics[metric]`` (default: the task's
+    primary metric; NaN when absent)."""
+    from evals.run_labels import label_runs
     from evals.tasks import get_task  # the registry imports every task module
 
+    run_dirs = [Path(r) for r in run_dirs]
     points = []
-    for run_dir in map(Path, run_dirs):
+    for run_dir, label in zip(run_dirs, label_runs(run_dirs), strict=True):
         path = run_dir / f"results_{profile}.json"
         if not path.is_file():
             raise FileNotFoundError(f"{path} not found: score the run with profile {profile!r}")
@@ -188,7 +199,8 @@ def load_points(
             prompt_includes_images=prompt_includes_images,
         )
         accuracy = math.nan if value is None else float(value)
-        points.append(Point(run_dir.name, breakdown["cost"], accuracy, _basis(breakdown)))
+        basis = _basis(breakdown)
+        points.append(Point(label, breakdown["cost"], accuracy, basis, key, run_dir.name))
     return points
 
 
@@ -196,8 +208,9 @@ def load_points(
 
 
 def table(points: Sequence[Point]) -> list[dict[str, Any]]:
-    """One row per point, cheapest first: cost, accuracy, on_front, and for a dominated point
-    the cheapest front point that dominates it (``dominated_by``)."""
+    """One row per point, cheapest first: name, run folder, cost, accuracy (the score on
+    ``metric``), on_front, and for a dominated point the cheapest front point that dominates
+    it (``dominated_by``)."""
     front = pareto_front(points)
     on_front = {id(p) for p in front}
     rows = []
@@ -206,8 +219,10 @@ def table(points: Sequence[Point]) -> list[dict[str, Any]]:
         rows.append(
             {
                 "name": p.name,
+                "run": p.run,
                 "cost": p.cost,
                 "accuracy": p.accuracy,
+                "metric": p.metric,
                 "on_front": id(p) in on_front,
                 "dominated_by": by,
                 "cost_basis": p.cost_basis,
@@ -216,25 +231,36 @@ def table(points: Sequence[Point]) -> list[dict[str, Any]]:
     return rows
 
 
-def markdown_table(points: Sequence[Point]) -> str:
-    """The table as GitHub markdown.
+def metric_name(points: Sequence[Point]) -> str:
+    """What the points' scores are, for a column or axis: their metric, or the metrics joined
+    by " / " when runs of several tasks are shown together ("score" when none is named).
 
-    >>> print(markdown_table([Point("solo", 1200, 0.139), Point("naive board", 2500, 0.081)]))
-    | run | cost (tokens/sample) | accuracy | Pareto front | cost basis |
-    |---|---:|---:|---|---|
-    | solo | 1,200 | 0.139 | yes |  |
-    | naive board | 2,500 | 0.081 | no (solo) |  |
+    >>> metric_name([Point("a", 1, 0.5, metric="mean_score")]), metric_name([Point("b", 1, 0.5)])
+    ('mean_score', 'score')
     """
-    lines = [
-        "| run | cost (tokens/sample) | accuracy | Pareto front | cost basis |",
-        "|---|---:|---:|---|---|",
-    ]
+    names = list(dict.fromkeys(p.metric for p in points if p.metric))
+    return " / ".join(names) or "score"
+
+
+def markdown_table(points: Sequence[Point]) -> str:
+    """The table as GitHub markdown, the score column headed by the metric's name.
+
+    >>> solo = Point("solo", 1200, 0.139, metric="mean_score", run="needle-1a2b3c4d5e6f")
+    >>> print(markdown_table([solo, Point("naive board", 2500, 0.081, metric="mean_score")]))
+    | run | folder | cost (tokens/sample) | mean_score | Pareto front | cost basis |
+    |---|---|---:|---:|---|---|
+    | solo | needle-1a2b3c4d5e6f | 1,200 | 0.139 | yes |  |
+    | naive board |  | 2,500 | 0.081 | no (solo) |  |
+    """
+    header = f"| run | folder | cost (tokens/sample) | {metric_name(points)} | Pareto front |"
+    lines = [header + " cost basis |", "|---|---|---:|---:|---|---|"]
     for row in table(points):
         front = "yes" if row["on_front"] else f"no ({row['dominated_by']})"
         if not row["on_front"] and row["dominated_by"] is None:
             front = "no (invalid)"
         cells = [
             row["name"].replace("|", "\\|"),
+            row["run"].replace("|", "\\|"),
             f"{row['cost']:,.0f}" if math.isfinite(row["cost"]) else "n/a",
             f"{row['accuracy']:.3f}" if math.isfinite(row["accuracy"]) else "n/a",
             front.replace("|", "\\|"),
@@ -244,50 +270,9 @@ def markdown_table(points: Sequence[Point]) -> str:
     return "\n".join(lines)
 
 
-def plot(
-    points: Sequence[Point],
-    path: str | Path,
-    *,
-    title: str = "Cost-accuracy Pareto front",
-    xlabel: str = "cost (tokens per sample, vision counted)",
-    ylabel: str = "accuracy",
-) -> Path:
-    """Write a PNG: front points filled, dominated points as crosses, the front as a step
-    line (held to the right edge), every point labelled. Uses the Agg canvas, no pyplot."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+def plot(points: Sequence[Point], path: str | Path, **labels: str) -> Path:
+    """Write the cost-score PNG (``evals.pareto_plot.plot``: labels placed so none overlaps
+    another or a point, none clipped; y axis named by the metric)."""
+    from evals.pareto_plot import plot as plot_png  # matplotlib only when plotting
 
-    valid = [p for p in points if p.valid]
-    front = pareto_front(valid)
-    on_front = {id(p) for p in front}
-    fig = Figure(figsize=(6.4, 4.4), dpi=120)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    if front:
-        xs = [p.cost for p in front] + [max(p.cost for p in valid)]
-        ys = [p.accuracy for p in front] + [front[-1].accuracy]
-        ax.step(xs, ys, where="post", color="tab:blue", linewidth=1.5, label="Pareto front")
-        ax.scatter(xs[:-1], ys[:-1], color="tab:blue", zorder=3, label="on front")
-    worse = [p for p in valid if id(p) not in on_front]
-    if worse:
-        ax.scatter(
-            [p.cost for p in worse],
-            [p.accuracy for p in worse],
-            marker="x",
-            color="tab:red",
-            zorder=3,
-            label="dominated",
-        )
-    labels: dict[tuple[float, float], list[str]] = {}
-    for p in valid:  # tied points share one label
-        labels.setdefault((p.cost, p.accuracy), []).append(p.name)
-    for xy, names in labels.items():
-        ax.annotate(", ".join(names), xy, xytext=(4, 4), textcoords="offset points")
-    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
-    ax.grid(alpha=0.3)
-    if valid:
-        ax.legend(loc="lower right")
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, format="png")
-    return out
+    return plot_png(points, path, **labels)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from agents import prompts, video
+from evals.cli import cmd_eval_compare
 from evals.compare import compare_runs
 from evals.records import SampleLog
 from evals.results import score_records, summarize
@@ -208,6 +210,39 @@ async def test_rescore_reproduces_the_metrics_and_compare_pairs_runs(needle_dir,
     assert report["bootstrap"]["delta"] > 0
     mc_row = next(r for r in report["categories"] if r["value"] == "multiple_choice")
     assert (mc_row["a"], mc_row["b"]) == (0.0, 1.0)
+    # which run is A and which is B: the study arm both match, told apart by their setting
+    assert report["a"] == {
+        "label": "isolated (max_turns=1)",
+        "spec_hash": spec_for(needle_dir).hash,
+        "folder": str(a.folder),
+    }
+    assert report["b"]["label"] == "isolated (max_turns=2)"
+    assert report["b"]["spec_hash"] == spec_for(needle_dir, max_turns=2).hash
+    assert report["direction"] == "B - A"
+    assert report["bootstrap"]["delta"] == pytest.approx(
+        report["bootstrap"]["score_b"] - report["bootstrap"]["score_a"]
+    )
+
+
+async def test_compare_output_says_which_run_is_a_and_b(needle_dir, tmp_path, capsys):
+    answers = oracle(needle_dir)
+    a = await evaluate(NEEDLE, spec_for(needle_dir), llm=OracleModel(answers), out_root=tmp_path)
+    b = await evaluate(
+        NEEDLE, spec_for(needle_dir, board_mode="verified"), llm=OracleModel(answers),
+        out_root=tmp_path,
+    )  # fmt: skip
+    args = argparse.Namespace(
+        run_a=a.folder, run_b=b.folder, profile="official", resamples=200, json=False
+    )
+    assert cmd_eval_compare(args, settings=None) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"A: isolated  spec {a.folder.name.split('-')[-1]}  {a.folder}"
+    assert lines[1] == f"B: verified  spec {b.folder.name.split('-')[-1]}  {b.folder}"
+    assert lines[2] == "differences are B - A: positive means B scores higher"
+    assert cmd_eval_compare(argparse.Namespace(**{**vars(args), "json": True}), None) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["a"]["label"], report["b"]["label"]) == ("isolated", "verified")
+    assert report["a"]["folder"] == str(a.folder) and report["direction"] == "B - A"
 
 
 def broken_task(tmp_path: Path) -> Task:

@@ -1,18 +1,21 @@
-"""Cost-accuracy Pareto analysis: the front with ties, vision-aware cost, loading runs, the PNG."""
+"""Cost-score Pareto analysis: the front with ties, vision-aware cost, run names, the table."""
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import json
 import math
 
 import pytest
 
-from evals import pareto
+from evals import pareto, run_labels
 from evals.costs import run_costs
 from evals.pareto import Point
-
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+from evals.spec import EvalSpec
+from evals.study import STUDY_CONFIGS
+from evals.tasks import get_task
+from graphs.context import Context
 
 POINTS = [
     Point("A", 100, 0.50),
@@ -48,13 +51,14 @@ def test_table_and_markdown():
     assert rows["B"]["dominated_by"] == "A" and rows["C"]["dominated_by"] == "A"
     assert rows["F"]["dominated_by"] == "D"
     assert rows["H"]["on_front"] is False and rows["H"]["dominated_by"] is None
-    assert set(rows["A"]) == {"name", "cost", "accuracy", "on_front", "dominated_by", "cost_basis"}
+    keys = {"name", "run", "cost", "accuracy", "metric", "on_front", "dominated_by", "cost_basis"}
+    assert set(rows["A"]) == keys
     text = pareto.markdown_table(POINTS)
     lines = text.splitlines()
-    assert lines[0].startswith("| run | cost") and len(lines) == 2 + len(POINTS)
-    assert "| F | 400 | 0.650 | no (D) |" in text
-    assert "| D | 300 | 0.700 | yes |" in text
-    assert "| H | n/a | 0.900 | no (invalid) |" in text
+    assert lines[0].startswith("| run | folder | cost") and len(lines) == 2 + len(POINTS)
+    assert "| F |  | 400 | 0.650 | no (D) |" in text
+    assert "| D |  | 300 | 0.700 | yes |" in text
+    assert "| H |  | n/a | 0.900 | no (invalid) |" in text
 
 
 def sample_cost(calls: int, *, image_per_call: int | None, text_per_call: int = 200) -> dict:
@@ -139,20 +143,76 @@ def test_load_points_reads_the_task_primary(tmp_path):
 
 
 def test_load_points_uses_each_task_primary(tmp_path):
+    primary = get_task("videomme").primary
     run = write_run(
         tmp_path / "vmme",
         task="videomme",
-        metrics={"accuracy": 0.7, "answered": 0.9},
+        metrics={primary: 0.7, "answered": 0.9},
         costs=results_for(1)["costs"],
         profile="lmms_eval",
     )
-    assert pareto.load_points([run], profile="lmms_eval")[0].accuracy == 0.7
+    point = pareto.load_points([run], profile="lmms_eval")[0]
+    assert (point.accuracy, point.metric) == (0.7, primary)
 
 
-def test_plot_writes_a_png(tmp_path):
-    pytest.importorskip("matplotlib")
-    path = pareto.plot(POINTS, tmp_path / "plots" / "front.png")
-    data = path.read_bytes()
-    assert data[:8] == PNG_SIGNATURE and len(data) > 0
-    empty = pareto.plot([Point("H", math.nan, 0.5)], tmp_path / "empty.png")
-    assert empty.read_bytes()[:8] == PNG_SIGNATURE
+def write_spec_run(root, spec: EvalSpec, score: float = 0.5):
+    """A run folder named as the runner names it, with its spec.json and a results file."""
+    folder = write_run(
+        spec.folder(root), metrics={"mean_score": score}, costs=results_for(1)["costs"]
+    )
+    (folder / "spec.json").write_text(json.dumps(spec.to_json()))
+    return folder
+
+
+def arm_spec(name: str, **context) -> EvalSpec:
+    """The spec `eval study` writes for one arm (full Context, as the CLI passes it)."""
+    config = STUDY_CONFIGS[name]
+    full = dataclasses.asdict(Context(**get_task("needle").context, **config.context))
+    return EvalSpec(
+        task="needle",
+        data_dir="/data/needle",
+        model="paravt-nano",
+        context={**full, **context},
+        votes=config.votes,
+    )
+
+
+def test_points_are_named_by_study_arm_and_keep_their_folder(tmp_path):
+    arms = ["single", "two_agent", "vote5", "verified", "verified_length", "isolated", "shared"]
+    folders = [write_spec_run(tmp_path, arm_spec(name)) for name in arms]
+    points = pareto.load_points(folders)
+    assert [p.name for p in points] == arms
+    assert [p.run for p in points] == [f.name for f in folders]  # task-spechash, kept
+    assert {p.metric for p in points} == {"mean_score"}
+    table = pareto.markdown_table(points)
+    assert f"| vote5 | {folders[2].name} |" in table
+
+
+def test_other_runs_are_named_by_what_sets_them_apart(tmp_path):
+    def sequential(model="paravt-nano", **context):
+        spec = arm_spec("isolated", dispatch="sequential", **context)  # no arm runs sequential
+        return dataclasses.replace(spec, model=model)
+
+    custom = [
+        sequential(max_turns=5),
+        sequential(max_turns=5, board_mode="shared"),
+        sequential("qwen3-vl-8b", max_turns=2),
+    ]
+    folders = [write_spec_run(tmp_path, spec) for spec in custom]
+    assert [p.name for p in pareto.load_points(folders)] == [
+        "model=paravt-nano, max_turns=5, board_mode=isolated",
+        "model=paravt-nano, max_turns=5, board_mode=shared",
+        "model=qwen3-vl-8b, max_turns=2, board_mode=isolated",
+    ]
+    # two runs of one arm (here with two turn budgets) keep the arm name, told apart
+    twins = [arm_spec("verified"), arm_spec("verified", max_turns=5)]
+    folders = [write_spec_run(tmp_path / "twins", spec) for spec in twins]
+    names = [p.name for p in pareto.load_points(folders)]
+    assert names == ["verified (max_turns=3)", "verified (max_turns=5)"]
+    # the same arm in two output roots has one spec, so one hash: named alike, kept apart by
+    # the folder column
+    same = [write_spec_run(tmp_path / root, arm_spec("vote5")) for root in ("r1", "r2")]
+    assert run_labels.label_runs(same) == [f"vote5 ({arm_spec('vote5').hash[:6]})"] * 2
+    # a folder without spec.json keeps its folder name
+    bare = write_run(tmp_path / "bare", metrics={"mean_score": 0.4}, costs=results_for(1)["costs"])
+    assert [p.name for p in pareto.load_points([same[0], bare])] == ["vote5", "bare"]
