@@ -101,6 +101,7 @@ async def evaluate(
     folder = spec.folder(out_root)
     write_json_atomic(folder / "spec.json", spec.to_json())
     sample_log = SampleLog(folder)
+    sample_log.repair()  # a torn last line (a crash mid-write) is cut off and its sample redone
     done = {sid for sid, r in sample_log.read().items() if r["status"] == "ok"}
     todo = [(i, s) for i, s in enumerate(samples) if s.id not in done]
     if on_start:

@@ -59,6 +59,8 @@ class Reply:
     """Reported usage; default: the number of whitespace words in `text`."""
     finish_reason: str = "stop"
     """Reported finish reason (e.g. "length" to imitate truncation)."""
+    drop: bool = False
+    """Close the connection without answering (after the delay), as a dying server does."""
 
 
 Responder = Callable[[dict[str, Any]], str | Reply]
@@ -214,6 +216,11 @@ class _Handler(BaseHTTPRequestHandler):
         delay = reply.delay_s if reply.delay_s is not None else scripted.latency_s
         if delay > 0 and scripted._stopping.wait(delay):
             self.close_connection = True  # server stopping: drop it as a dying server would
+            return
+        if reply.drop:
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
             return
         if reply.raw_body is not None:
             headers = {"Content-Type": "text/plain; charset=utf-8", **reply.headers}
