@@ -106,6 +106,7 @@ class ParsedTurn:
     tool_calls: tuple[ToolCall, ...]
     answer: str | None
     violations: tuple[Violation, ...]
+    answers: tuple[str, ...] = ()  # every answer block's stripped body, in order
 
     @property
     def well_formed(self) -> bool:
@@ -154,7 +155,9 @@ class _Reader:
         if not self.calls and not self.answers:
             self.found.append(Violation.NO_ACTION)
         violations = tuple(dict.fromkeys(self.found))
-        return ParsedTurn(self.text, think, closed, tuple(self.calls), answer, violations)
+        return ParsedTurn(
+            self.text, think, closed, tuple(self.calls), answer, violations, tuple(self.answers)
+        )
 
     def _read_think(self) -> tuple[str | None, bool, int, int]:
         """Read the think block; return (body, closed, first block tag index, its text pos)."""

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from evals import pareto
 from evals.compare import compare_runs, header_lines
+from evals.lmms_layout import write_lmms_eval_files
 from evals.records import SampleLog, write_json_atomic
 from evals.results import score_records, summarize
 from evals.runner import EvalRefused, evaluate, results_path
@@ -48,7 +49,7 @@ def add_eval_commands(
     run.add_argument("--out", type=Path, default=Path("runs"), help="results root (default runs/)")
     run.add_argument("--limit", type=_positive_int, help="only the first N samples")
     run.add_argument("--concurrency", type=_positive_int, default=4)
-    run.add_argument("--profile", default="official", help="scorer profile (default official)")
+    run.add_argument("--profile", help="scorer profile (default: the task's own default)")
     run.add_argument(
         "--option",
         action="append",
@@ -74,7 +75,7 @@ def add_eval_commands(
     )
     compare.add_argument("run_a", type=Path)
     compare.add_argument("run_b", type=Path)
-    compare.add_argument("--profile", default="official")
+    compare.add_argument("--profile", help="scorer profile (default: the task's default)")
     compare.add_argument("--resamples", type=int, default=10_000)
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
     compare.set_defaults(handler=cmd_eval_compare)
@@ -105,7 +106,7 @@ def add_eval_commands(
     )
     front.add_argument("runs", type=Path, nargs="+")
     front.add_argument("--out", type=Path, default=Path("pareto.png"))
-    front.add_argument("--profile", default="official")
+    front.add_argument("--profile", help="scorer profile (default: each task's default)")
     front.set_defaults(handler=cmd_eval_pareto)
 
 
@@ -170,7 +171,8 @@ async def _eval_run(args, settings: Settings, task, context: Context, options) -
             except EvalRefused as exc:
                 console.print(f"[red]not started:[/red] {exc}")
                 return 2
-    _print_results(outcome.results, results_path(outcome.folder, args.profile))
+    profile = outcome.results["profile"]
+    _print_results(outcome.results, results_path(outcome.folder, profile))
     return 0 if outcome.results["counts"]["errors"] == 0 else 1
 
 
@@ -178,12 +180,14 @@ def cmd_eval_rescore(args: argparse.Namespace, settings: Settings) -> int:
     spec = EvalSpec.from_json(json.loads((args.run_dir / "spec.json").read_text()))
     task = get_task(spec.task)
     if args.profile not in task.profiles:
-        console.print(f"[red]error:[/red] {task.name} has profiles {', '.join(task.profiles)}")
+        known = ", ".join(task.profiles)
+        console.print(f"[red]error:[/red] {task.name} has profiles {known}")
         return 2
     records = score_records(task, list(SampleLog(args.run_dir)), args.profile)
     results = summarize(task, spec, records, args.profile)
     path = results_path(args.run_dir, args.profile)
     write_json_atomic(path, results)
+    write_lmms_eval_files(args.run_dir, task, spec, records, results, args.profile)
     _print_results(results, path)
     return 0
 

@@ -26,15 +26,22 @@ DIRECTION = "B - A"
 
 
 def compare_runs(
-    run_a: Path, run_b: Path, *, profile: str = "official", n_resamples: int = 10_000, seed: int = 0
+    run_a: Path,
+    run_b: Path,
+    *,
+    profile: str | None = None,
+    n_resamples: int = 10_000,
+    seed: int = 0,
 ) -> dict[str, Any]:
-    """B against A (differences are B minus A) on the items both scored, under one profile."""
+    """B against A (differences are B minus A) on the items both scored, under one profile
+    (None: the task's default)."""
     spec_a, spec_b = (
         EvalSpec.from_json(json.loads((r / "spec.json").read_text())) for r in (run_a, run_b)
     )
     if spec_a.task != spec_b.task:
         raise ValueError(f"cannot compare a {spec_a.task} run with a {spec_b.task} run")
     task = get_task(spec_a.task)
+    profile = profile or task.default_profile
     a, b = (
         {
             r["sample_id"]: r
@@ -52,7 +59,7 @@ def compare_runs(
         metrics = task.aggregate(
             [samples[i] for i in ids], [records[i]["metrics"] for i in ids], profile
         )
-        return float(metrics[task.primary])
+        return float(metrics[task.primary_for(profile)])
 
     boot = paired_bootstrap(
         {i: a[i]["metrics"]["score"] for i in shared},
@@ -82,7 +89,7 @@ def compare_runs(
     return {
         "task": task.name,
         "profile": profile,
-        "metric": task.primary,
+        "metric": task.primary_for(profile),
         "a": run_identity(run_a, label_a),
         "b": run_identity(run_b, label_b),
         "direction": DIRECTION,

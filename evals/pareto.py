@@ -170,27 +170,28 @@ def _basis(breakdown: Mapping[str, Any]) -> str:
 
 def load_points(
     run_dirs: Iterable[str | Path],
-    profile: str = "official",
+    profile: str | None = None,
     *,
     metric: str | None = None,
     image_token_weight: float = 1.0,
     frame_tokens: float | None = None,
     prompt_includes_images: bool = True,
 ) -> list[Point]:
-    """One point per run folder from its ``results_<profile>.json``: a readable label
-    (``evals.run_labels.label_runs``), the cost, and ``metrics[metric]`` (default: the task's
-    primary metric; NaN when absent)."""
+    """One point per run folder from its ``results_<profile>.json`` (None: each task's default
+    profile): a readable label (``evals.run_labels.label_runs``), the cost, and
+    ``metrics[metric]`` (default: the profile's primary metric; NaN when absent)."""
     from evals.run_labels import label_runs
     from evals.tasks import get_task  # the registry imports every task module
 
     run_dirs = [Path(r) for r in run_dirs]
     points = []
     for run_dir, label in zip(run_dirs, label_runs(run_dirs), strict=True):
-        path = run_dir / f"results_{profile}.json"
+        name = profile or _default_profile(run_dir)
+        path = run_dir / f"results_{name}.json"
         if not path.is_file():
-            raise FileNotFoundError(f"{path} not found: score the run with profile {profile!r}")
+            raise FileNotFoundError(f"{path} not found: score the run with profile {name!r}")
         results = json.loads(path.read_text(encoding="utf-8"))
-        key = metric or get_task(results["task"]).primary
+        key = metric or get_task(results["task"]).primary_for(name)
         value = results.get("metrics", {}).get(key)
         breakdown = cost_breakdown(
             results,
@@ -276,3 +277,17 @@ def plot(points: Sequence[Point], path: str | Path, **labels: str) -> Path:
     from evals.pareto_plot import plot as plot_png  # matplotlib only when plotting
 
     return plot_png(points, path, **labels)
+
+
+def _default_profile(run_dir: Path) -> str:
+    """The default profile of the run's task (its spec names the task); for a folder without a
+    spec, the profile of its only results file."""
+    from evals.tasks import get_task
+
+    spec = run_dir / "spec.json"
+    if spec.is_file():
+        return get_task(json.loads(spec.read_text(encoding="utf-8"))["task"]).default_profile
+    found = sorted(run_dir.glob("results_*.json"))
+    if len(found) != 1:
+        raise FileNotFoundError(f"{spec} not found: pass the scorer profile with --profile")
+    return found[0].stem.removeprefix("results_")

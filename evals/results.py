@@ -21,17 +21,27 @@ from evals.tasks.base import Task
 PACKAGES = ("paravt-graph", "langgraph", "openai", "av", "transformers", "torch")
 
 
-def score_records(task: Task, records: Sequence[Mapping[str, Any]], profile: str) -> list[dict]:
-    """Re-score saved responses with a profile (no model call): the records, updated."""
-    rescored = []
-    for record in records:
-        if record["status"] != "ok":
-            rescored.append(dict(record))
-            continue
-        sample = sample_from_json(record["sample"])
-        metrics = task.score(record["resps"][0], sample, profile)
-        rescored.append({**record, "metrics": metrics, "profile": profile})
-    return rescored
+def score_records(
+    task: Task, records: Sequence[Mapping[str, Any]], profile: str | None
+) -> list[dict]:
+    """Score saved replies with a profile (no model call), in doc order as the profile's
+    harness would: the records, updated with its metrics, filtered reply and extraction
+    (``profile`` None: the task's default)."""
+    profile = profile or task.default_profile
+    done = sorted((r for r in records if r["status"] == "ok"), key=lambda r: r["doc_id"])
+    samples = [sample_from_json(r["sample"]) for r in done]
+    scored = task.score_in_order([r["resps"][0] for r in done], samples, profile)
+    by_id = {
+        r["sample_id"]: {
+            **r,
+            "metrics": s.metrics,
+            "filtered_resps": [s.filtered],
+            "extracted": s.extracted,
+            "profile": profile,
+        }
+        for r, s in zip(done, scored, strict=True)
+    }
+    return [by_id.get(r["sample_id"], dict(r)) for r in records]
 
 
 def summarize(

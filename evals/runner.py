@@ -18,8 +18,9 @@ from agents.completion import ChatModel
 from agents.scoring.extract import extract_answer
 from agents.video import VideoError
 from evals.costs import sample_cost, sum_costs
+from evals.lmms_layout import write_lmms_eval_files
 from evals.records import SampleLog, sample_to_json, write_json_atomic
-from evals.results import summarize
+from evals.results import score_records, summarize
 from evals.sample import Sample
 from evals.spec import EvalSpec
 from evals.tasks.base import LoadResult, Task
@@ -76,7 +77,7 @@ async def evaluate(
     *,
     llm: ChatModel,
     out_root: str | Path,
-    profile: str = "official",
+    profile: str | None = None,
     limit: int | None = None,
     concurrency: int = 4,
     skip_bad_records: bool = False,
@@ -89,11 +90,8 @@ async def evaluate(
     A sample whose endpoint failed (or whose video could not be read) is logged as an error,
     counted and listed in the results, and retried by the next run; it is never scored.
     """
-    if profile not in task.profiles:
-        raise ValueError(
-            f"task {task.name} has no scorer profile {profile!r}; "
-            f"choose one of {', '.join(task.profiles)}"
-        )
+    profile = profile or task.default_profile
+    task.profile(profile)  # an unknown name is a ValueError before anything runs
     loaded = await asyncio.to_thread(task.load, Path(spec.data_dir), **spec.options)
     check_loaded(loaded, skip_bad_records=skip_bad_records, skip_missing_media=skip_missing_media)
     missing = set(loaded.missing_media)
@@ -137,7 +135,7 @@ async def evaluate(
     finally:
         board.close()
     latest = sample_log.read()
-    records = [latest[s.id] for s in samples if s.id in latest]
+    records = score_records(task, [latest[s.id] for s in samples if s.id in latest], profile)
     results = summarize(
         task,
         spec,
@@ -148,6 +146,7 @@ async def evaluate(
     )
     results["load_notes"] = loaded.notes
     write_json_atomic(results_path(folder, profile), results)
+    write_lmms_eval_files(folder, task, spec, records, results, profile, n_docs=len(loaded.samples))
     return EvalOutcome(folder, results, ran=len(todo), already_done=len(samples) - len(todo))
 
 
@@ -204,16 +203,18 @@ async def _run_sample(
     broken = next((r for r in results if r.status == "failed"), None)
     if broken is not None:
         return {**record, **failed, "error": f"endpoint: {broken.error}", "cost": cost}
-    responses = [r.final_text or "" for r in results]
+    responses = [r.final_reply or "" for r in results]
     chosen = majority(responses)
+    scored = task.score(chosen, sample, profile)
     return {
         **record,
         "status": "ok",
         "error": None,
         "resps": [chosen],
-        "filtered_resps": [extract_answer(chosen)],
+        "filtered_resps": [scored.filtered],
+        "extracted": scored.extracted,
         "votes": [extract_answer(r) for r in responses] if votes > 1 else None,
-        "metrics": task.score(chosen, sample, profile),
+        "metrics": scored.metrics,
         "run_status": results[0].status,
         "overview_timestamps": results[0].trace["overview"]["timestamps"],
         "cost": cost,

@@ -54,6 +54,15 @@ STUDY_CONFIGS: dict[str, StudyConfig] = {
 BASELINE = "single"
 
 
+DOCUMENT_TASKS = ("chartqapro", "slidevqa", "vqaonline")
+
+
+def study_profile(task: Task) -> str:
+    """The document tasks' prompts ask for a "Final Answer:" line, which their official
+    scripts would read as part of the answer: the study reads them with ``robust``."""
+    return "robust" if task.name in DOCUMENT_TASKS else task.default_profile
+
+
 async def run_study(
     task: Task,
     *,
@@ -66,10 +75,12 @@ async def run_study(
     options: dict[str, Any] | None = None,
     limit: int | None = None,
     concurrency: int = 4,
-    profile: str = "official",
+    profile: str | None = None,
     resamples: int = 10_000,
 ) -> Path:
-    """Evaluate every configuration (each resumable on its own) and write the report."""
+    """Evaluate every configuration (each resumable on its own) and write the report.
+    ``profile`` None: :func:`study_profile`."""
+    profile = profile or study_profile(task)
     unknown = [c for c in configs if c not in STUDY_CONFIGS]
     if unknown:
         raise ValueError(f"unknown study configurations {unknown}; known: {list(STUDY_CONFIGS)}")
@@ -110,7 +121,9 @@ def write_report(
         for name, point in zip(folders, pareto.load_points(folders.values(), profile), strict=True)
     ]
     pareto.plot(
-        points, folder / "pareto.png", title=f"{task.name}: accuracy ({task.primary}) against cost"
+        points,
+        folder / "pareto.png",
+        title=f"{task.name}: {task.primary_for(profile)} against cost",
     )
     comparisons = {}
     if BASELINE in folders:
@@ -123,8 +136,8 @@ def write_report(
     lines = [
         f"# Board study: {task.name}",
         "",
-        f"Primary metric `{task.primary}` (profile `{profile}`); cost is tokens per sample with "
-        "every image encoding counted.",
+        f"Primary metric `{task.primary_for(profile)}` (profile `{profile}`); cost is tokens "
+        "per sample with every image encoding counted.",
         "",
         pareto.markdown_table(points),
         "",

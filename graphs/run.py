@@ -40,6 +40,7 @@ class RunResult:
     status: str  # answered | no_answer | failed (interrupted and other ends raise)
     answer: str | None
     final_text: str | None
+    final_reply: str | None
     error: str | None
     trace: Trace | None
 
@@ -111,7 +112,7 @@ async def run_question(
         await asyncio.to_thread(
             board.finish_run, run_id, status="failed", error=str(exc), trace=trace
         )
-        return RunResult(run_id, thread_id, "failed", None, None, str(exc), trace)
+        return RunResult(run_id, thread_id, "failed", None, None, None, str(exc), trace)
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
         await asyncio.to_thread(board.release_run, run_id, status="failed", error=error)
@@ -142,6 +143,7 @@ async def _finished(board: Board, run_id: str, thread_id: str) -> RunResult:
         status=trace["status"],
         answer=trace["answer"],
         final_text=trace["final_text"],
+        final_reply=trace.get("final_reply"),
         error=None,
         trace=trace,
     )

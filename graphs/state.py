@@ -63,7 +63,8 @@ class OutputState(TypedDict):
 
     run_id: str
     answer: str | None
-    final_text: str | None
+    final_text: str | None  # the final turn as the model wrote it, prefill included
+    final_reply: str | None  # the final turn's text as the chat API returned it
     status: RunStatus
 
 

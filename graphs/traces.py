@@ -45,6 +45,7 @@ class Trace(TypedDict):
     turns: int
     answer: str | None
     final_text: str | None
+    final_reply: str | None  # what evaluation scores (agents.scoring.reply)
     status: str
     error: str | None
     cost: Cost
@@ -74,6 +75,7 @@ def build_trace(
         turns=values.get("turn", 0),
         answer=values.get("answer"),
         final_text=values.get("final_text"),
+        final_reply=values.get("final_reply"),
         status="failed" if error else values.get("status", "running"),
         error=error,
         cost=total_cost(model_calls, tool_calls=len(values.get("calls", []))),

@@ -137,7 +137,7 @@ def chart_sample(target: str, qtype: str = "Factoid", flags=("NO",)) -> Sample:
 
 
 @pytest.mark.parametrize(
-    ("response", "target", "qtype", "flags", "official", "paper"),
+    ("response", "target", "qtype", "flags", "robust", "paper"),
     [
         ("Final Answer: 12.9%.", "12.5", "Factoid", ["NO"], 1.0, 1.0),
         ("It rises.\nFinal Answer: 1,200.", "1,200", "Factoid", ["NO"], 1.0, 1.0),
@@ -149,12 +149,14 @@ def chart_sample(target: str, qtype: str = "Factoid", flags=("NO",)) -> Sample:
         ("Final Answer: Asia", "Asia", "Conversational", ["NO"], 1.0, 1.0),
     ],
 )
-def test_chartqapro_score_on_messy_outputs(response, target, qtype, flags, official, paper):
+def test_chartqapro_score_on_messy_outputs(response, target, qtype, flags, robust, paper):
     sample = chart_sample(target, qtype, flags)
-    got = chartqapro.score(response, sample)
-    assert got["score"] == got["relaxed_accuracy"] == pytest.approx(official)
-    assert chartqapro.score(response, sample, "paper")["score"] == pytest.approx(paper)
+    got = chartqapro.score(response, sample, "robust").metrics
+    assert got["score"] == got["relaxed_accuracy"] == pytest.approx(robust)
+    assert chartqapro.score(response, sample, "paper").metrics["score"] == pytest.approx(paper)
     assert got["formatted"] == float("Final Answer" in response)
+    whole = chartqapro.score(response, sample).metrics  # official: the whole reply
+    assert whole["relaxed_accuracy"] <= 1.0 and "formatted" not in whole
     with pytest.raises(ValueError, match="no profile"):
         chartqapro.score(response, sample, "lmms_eval")
 
@@ -257,27 +259,31 @@ def test_chartqapro_missing_annotations_is_a_clear_error(tmp_path):
     ],
 )
 def test_slidevqa_official_normalisation(prediction, gold, question, em, f1):
-    assert slidevqa_scoring.official_em_f1(prediction, gold, question) == pytest.approx((em, f1))
+    got = slidevqa_scoring.official_scores(prediction, gold, question)
+    assert (got["em"], got["f1"]) == pytest.approx((em, f1))
 
 
 @pytest.mark.parametrize(
-    ("response", "target", "official", "lmms_eval"),
+    ("response", "target", "robust", "official"),
     [
-        ("Final Answer: Three", "3", (1.0, 1.0), (0.0, 0.0)),
-        ("Reasoning.\nFinal Answer: The Cloud Strategy.", "Cloud Strategy", (1.0, 1.0), (1.0, 1.0)),
-        ("Final Answer: yes, it grows", "Yes", (1.0, 1.0), (0.0, 0.5)),
-        ("<answer>45 percent</answer>", "45%", (1.0, 1.0), (0.0, 2 / 3)),
+        # official columns: nttmdlab-nlp/SlideVQA@e1f0bd9 evaluate.py on the same replies
+        ("Final Answer: Three", "3", (1.0, 1.0), (0.0, 0.5)),
+        ("Reasoning.\nFinal Answer: The Cloud Strategy.", "Cloud Strategy", (1.0, 1.0), (0.0, 4 / 7)),
+        ("Final Answer: yes, it grows", "Yes", (1.0, 1.0), (0.0, 1 / 3)),
+        ("<answer>45 percent</answer>", "45%", (1.0, 1.0), (0.0, 0.0)),
         ("I am not sure.", "finance", (0.0, 0.0), (0.0, 0.0)),
     ],
 )
-def test_slidevqa_score_on_messy_outputs(response, target, official, lmms_eval):
+def test_slidevqa_score_on_messy_outputs(response, target, robust, official):
     sample = Sample("1", "", "What is it?", "p", "open_ended", target)
-    for profile, (em, f1) in (("official", official), ("lmms_eval", lmms_eval)):
-        got = slidevqa.score(response, sample, profile)
+    for profile, (em, f1) in (("robust", robust), ("official", official)):
+        got = slidevqa.score(response, sample, profile).metrics
         assert (got["em"], got["f1"]) == pytest.approx((em, f1)), profile
         assert got["score"] == got["em"]
     with pytest.raises(ValueError, match="no profile"):
         slidevqa.score("x", sample, "paper")
+    with pytest.raises(ValueError, match="no profile"):
+        slidevqa.score("x", sample, "lmms_eval")
 
 
 def test_slidevqa_loads_github_jsonl_with_deck_folders(tmp_path):
@@ -355,9 +361,9 @@ def test_slidevqa_loads_hf_parquet_pages(tmp_path):
     ],
 )
 def test_vqaonline_squad_scores(response, target, em, f1):
-    got = vqaonline.score(response, Sample("1", "", "q", "p", "open_ended", target))
-    assert (got["em"], got["f1"]) == pytest.approx((em, f1))
-    assert got["score"] == got["f1"]
+    got = vqaonline.score(response, Sample("1", "", "q", "p", "open_ended", target), "robust")
+    assert (got.metrics["exact_match"], got.metrics["f1"]) == pytest.approx((em, f1))
+    assert got.metrics["score"] == got.metrics["f1"]
 
 
 def test_vqaonline_loads_json_list(tmp_path):
@@ -389,7 +395,7 @@ def test_vqaonline_loads_an_object_of_records(tmp_path):
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.name)
 def test_tasks_follow_the_runner_contract(task):
-    assert task.profiles[0] == "official"
+    assert task.default_profile in task.profiles
     samples = [
         Sample(
             "a",
@@ -415,11 +421,13 @@ def test_tasks_follow_the_runner_contract(task):
         ),
     ]
     for profile in task.profiles:
-        metrics = [task.score("Final Answer: 42", s, profile) for s in samples]
+        metrics = [task.score("42", s, profile).metrics for s in samples]
         assert all("score" in m for m in metrics)
         out = task.aggregate(samples, metrics, profile)
-        assert task.primary in out and out[task.primary] == pytest.approx(0.5)
-        assert math.isnan(task.aggregate([], [], profile)[task.primary])
+        primary = task.primary_for(profile)
+        scale = 100 if primary in ("exact_match", "f1") else 1  # SQuAD reports x100
+        assert out[primary] == pytest.approx(0.5 * scale)
+        assert math.isnan(task.aggregate([], [], profile)[primary])
         assert per_item_stats(samples, metrics)["score"]["mean"] == pytest.approx(0.5)
         by_category(task, samples, metrics, profile)
     with pytest.raises(ValueError, match="no profile"):

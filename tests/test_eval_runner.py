@@ -267,7 +267,8 @@ def broken_task(tmp_path: Path) -> Task:
         load=load,
         score=NEEDLE.score,
         aggregate=NEEDLE.aggregate,
-        profiles=("official",),
+        profiles=NEEDLE.profiles,
+        default_profile=NEEDLE.default_profile,
     )
 
 
@@ -346,8 +347,8 @@ async def test_a_task_can_render_its_prompt_for_the_sampled_frame_times(needle_d
         load=lambda d, **_: LoadResult(samples=base),
         score=NEEDLE.score,
         aggregate=NEEDLE.aggregate,
-        primary="mean_score",
-        profiles=("official",),
+        profiles=NEEDLE.profiles,
+        default_profile=NEEDLE.default_profile,
         render_prompt=render,
     )
     model = ScriptedModel()
@@ -367,8 +368,8 @@ async def test_majority_voting_answers_with_the_most_common_answer_and_sums_cost
         load=lambda d, **_: LoadResult(samples=[mc]),
         score=NEEDLE.score,
         aggregate=NEEDLE.aggregate,
-        primary="mean_score",
-        profiles=("official",),
+        profiles=NEEDLE.profiles,
+        default_profile=NEEDLE.default_profile,
     )
     turns = [
         f"<think>x</think><answer>{a}</answer>"

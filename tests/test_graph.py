@@ -229,7 +229,7 @@ async def test_graph_compiles_without_a_checkpointer_for_studio(needle_video, bo
         {"video": needle_video.path, "question": QUESTION}, context=Context(**SMALL)
     )
     assert out["status"] == "answered" and out["answer"] == "A"
-    assert set(out) == {"run_id", "answer", "final_text", "status"}
+    assert set(out) == {"run_id", "answer", "final_text", "final_reply", "status"}
 
 
 async def test_a_benchmark_prompt_replaces_the_question_block(needle_video, board):

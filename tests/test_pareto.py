@@ -143,7 +143,7 @@ def test_load_points_reads_the_task_primary(tmp_path):
 
 
 def test_load_points_uses_each_task_primary(tmp_path):
-    primary = get_task("videomme").primary
+    primary = get_task("videomme").primary_for("lmms_eval")
     run = write_run(
         tmp_path / "vmme",
         task="videomme",

@@ -94,11 +94,15 @@ def test_format_reward_release(name, turns, expected):
 
 
 def test_degenerate_rule_reads_each_profile_s_text():
-    generated = "<|im_start|>" * 5 + "x" * 236  # 296 characters; 304 with the prefix
-    assert rewards.is_degenerate(generated) and not rewards.is_degenerate(P + generated)
+    generated = "<|im_start|>" * 5 + "x" * 230  # 290 characters
     kwargs = dict(kind=MC, target="B", executed_calls=0, tool_responses=0)
-    assert total_reward(P + generated, settings=RELEASE, **kwargs).degenerate
-    assert not total_reward(P + generated, **kwargs).degenerate
+    # paper: the prefilled turn (298 characters) is degenerate
+    assert total_reward(P + generated, **kwargs).degenerate
+    # release: the generated text plus its <|im_end|> (300 characters) is not ...
+    assert not total_reward(P + generated, settings=RELEASE, **kwargs).degenerate
+    # ... and without <|im_end|> in the decode (290 characters) it is
+    no_end = RewardSettings(profile="release", release_im_end=False)
+    assert total_reward(P + generated, settings=no_end, **kwargs).degenerate
 
 
 def test_the_release_inversion_is_fixed():
@@ -109,7 +113,8 @@ def test_the_release_inversion_is_fixed():
 def test_answer_suffix_and_anchor_weights():
     no_anchor = RewardSettings(lambda_anchor=0.0)
     assert format_reward(ANSWER, no_anchor) == pytest.approx(0.8)
-    assert format_reward(ANSWER, RewardSettings(answer_suffix=False, lambda_anchor=0.0)) == 0.7
+    plain = RewardSettings(answer_suffix=False, lambda_anchor=0.0)
+    assert format_reward(ANSWER, plain) == pytest.approx(0.7)
     assert format_reward(DROPPED, no_anchor) == pytest.approx(0.7)  # only pairing lost
 
 

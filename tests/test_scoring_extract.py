@@ -22,10 +22,11 @@ CASES = [
         "The man opens the door.",
     ),
     (
-        "last_non_empty_block",
+        "conflicting_blocks_give_no_answer",
         THINK + "<answer>B</answer>\n<answer> </answer>\n<answer>C</answer>",
-        "C",
+        "",
     ),
+    ("agreeing_blocks", THINK + "<answer>B</answer>\n<answer> b </answer>", "b"),
     ("blank_then_filled", THINK + "<answer>\n</answer><answer>D</answer>", "D"),
     ("all_blocks_blank", THINK + "<answer></answer>", ""),
     (
@@ -44,7 +45,13 @@ CASES = [
     ("after_think", THINK + "The answer is (B).", "The answer is (B)."),
     ("after_think_multiline", THINK + "It is red.\nSo B.\n", "It is red.\nSo B."),
     ("after_think_special_tokens", THINK + "B<|im_end|>", "B"),
-    ("after_think_tool_block_removed", THINK + CALL + "\nSo the answer is C", "So the answer is C"),
+    ("tool_call_with_prose_is_no_answer", THINK + CALL + "\nSo the answer is C", ""),
+    (
+        "tool_only_turn_without_think",
+        "Start around <101.5 seconds>, finished by <108.0 seconds>.\n" + CALL,
+        "",
+    ),
+    ("closes_think_without_opener", "It is red.\n</think>\n<answer>B</answer>", "B"),
     ("only_tool_calls", THINK + CALL, ""),
     ("unclosed_tool_call", THINK + '<tool_call>\n{"name": "crop_video"', ""),
     ("tool_response_removed", THINK + "<tool_response>\nframes\n</tool_response>\nD", "D"),

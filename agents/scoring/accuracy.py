@@ -55,9 +55,8 @@ def accuracy_reward(
     >>> accuracy_reward("12.4, 20.0.", kind="grounding", target=(12.4, 20.0))
     1.0
     >>> accuracy_reward("red red blue car", kind="open_ended", target="red red car")
-    0.857143
+    0.8571428571428571
     """
     if kind not in ACCURACY_RULES:
         raise ValueError(f"unknown question kind {kind!r}; known: {sorted(ACCURACY_RULES)}")
-    score = ACCURACY_RULES[kind](extract_answer(text), target, letters, letter_profile, open_metric)
-    return None if score is None else round(score, 6)
+    return ACCURACY_RULES[kind](extract_answer(text), target, letters, letter_profile, open_metric)

@@ -1,10 +1,13 @@
 """Open-ended answer metrics: SQuAD v1.1 exact match and token F1, ANLS, relaxed match.
 
-Each scorer returns a float, or None when the gold answer is blank ("cannot judge": a data
-problem, not a wrong prediction). One departure from SQuAD, for golds that normalise to
-nothing ("A", "The", "..."): both sides are then compared case-folded with whitespace
-collapsed, instead of letting "the" or "" match the gold "A" (a defect of the public
-ParaVT release).
+``squad_exact_match`` / ``squad_f1`` are SQuAD v1.1 exactly (the ``squad`` eval profile).
+``exact_match`` / ``token_f1`` are this project's (the RL reward's and the needle
+benchmark's), each returning None when the gold answer is blank ("cannot judge": a data
+problem, not a wrong prediction), and departing from SQuAD twice: punctuation and symbols
+are dropped in any script (``"在做饭。"`` matches ``"在做饭"``; SQuAD drops only ASCII
+punctuation), and a gold that normalises to nothing ("A", "The", "...") is compared
+case-folded with whitespace collapsed, instead of letting "the" or "" match the gold "A"
+(a defect of the public ParaVT release).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 import string
+import unicodedata
 from collections import Counter
 
 _ARTICLES_RE = re.compile(r"\b(a|an|the)\b")
@@ -30,10 +34,40 @@ def normalize_answer(text: str) -> str:
     return " ".join(_ARTICLES_RE.sub(" ", text).split())
 
 
+def squad_exact_match(pred: str, gold: str) -> bool:
+    """SQuAD v1.1's ``exact_match_score`` exactly (huggingface/evaluate@a7dd338
+    ``metrics/squad/compute_score.py``): a gold that normalises to "" matches "" too.
+
+    >>> squad_exact_match("the", "A"), squad_exact_match("The Cat.", "cat")
+    (True, True)
+    """
+    return normalize_answer(pred) == normalize_answer(gold)
+
+
+def squad_f1(pred: str, gold: str) -> float:
+    """SQuAD v1.1's ``f1_score`` exactly: shared tokens as a multiset, 0 when none.
+
+    >>> squad_f1("red red car", "red car")
+    0.8
+    """
+    pred_tokens, gold_tokens = normalize_answer(pred).split(), normalize_answer(gold).split()
+    shared = sum((Counter(pred_tokens) & Counter(gold_tokens)).values())
+    if shared == 0:
+        return 0
+    precision, recall = 1.0 * shared / len(pred_tokens), 1.0 * shared / len(gold_tokens)
+    return (2 * precision * recall) / (precision + recall)
+
+
+def _plain(text: str) -> str:
+    """SQuAD's normalisation with punctuation and symbols of every script removed."""
+    text = "".join(ch for ch in text.lower() if unicodedata.category(ch)[0] not in "PS")
+    return " ".join(_ARTICLES_RE.sub(" ", text).split())
+
+
 def _comparable(pred: str, gold: str) -> tuple[str, str]:
-    norm_gold = normalize_answer(gold)
+    norm_gold = _plain(gold)
     if norm_gold:
-        return normalize_answer(pred), norm_gold
+        return _plain(pred), norm_gold
     return " ".join(pred.lower().split()), " ".join(gold.lower().split())
 
 
@@ -42,6 +76,8 @@ def exact_match(pred: str, gold: str) -> float | None:
 
     >>> exact_match("the Eiffel Tower.", "Eiffel tower"), exact_match("the", "A")
     (1.0, 0.0)
+    >>> exact_match("在做饭。", "在做饭")
+    1.0
     """
     if not gold.strip():
         return None

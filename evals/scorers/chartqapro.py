@@ -1,4 +1,21 @@
-"""Scoring for chartqapro: per-item rules and the aggregate, by profile."""
+"""ChartQAPro scoring: relaxed accuracy, as vis-nlp/ChartQAPro@4b422c6 ``evaluate_predictions.py``
+(with PyPI ``anls==0.0.2``) computes it.
+
+- ``official``: the whole reply is the prediction. The script's rules, reproduced rule for
+  rule: gold = Answer[-1] and prediction, each with "." and then "\n" stripped from both
+  ends; a gold written as a list ("[a, b]") is quoted item by item and parsed; a prediction
+  is a list only when it parses as a Python list literal; items are compared in order, a
+  missing or extra item scoring 0, and the score is the mean over items; Year flags (the
+  last one for Conversational; repeated when shorter than the gold list): YES means a
+  case-insensitive exact match; otherwise numbers ("%" stripped, read by Python's float, so
+  "1,234" is text) within 5% relative error (a gold of 0 needs exactly 0), else ANLS with
+  threshold 0.5. ``Overall`` and one mean per question type, as fractions.
+- ``robust``: the same rules on the answer the board study's prompt asks for (the text
+  after "Final Answer:" in the answer text of the turn); ``formatted`` says the line was
+  there.
+- ``paper``: ``robust`` plus exact match for Multi Choice and Fact Checking, which the paper
+  states and the released script computes but never passes on.
+"""
 
 from __future__ import annotations
 
@@ -10,26 +27,28 @@ from typing import Any
 
 from agents.scoring.text import anls
 from evals.sample import Sample
-from evals.tasks.documents import (
-    final_answer,
-)
+from evals.scorers.base import Profile, Scored, final_answer
 
 _PARSE_ERRORS = (ValueError, SyntaxError, TypeError, MemoryError, RecursionError)
 
-#
-# ``evaluate_predictions.py`` of vis-nlp/ChartQAPro, reproduced rule for rule:
-# - gold = Answer[-1] and prediction, each with "." and then "\n" stripped from both ends;
-# - a gold written as a list ("[a, b]") is quoted item by item and parsed; a prediction is a
-#   list only when it parses as a Python list literal ("['a', 'b']"); items are compared in
-#   order, a missing or extra item scores 0, and the score is the mean over items;
-# - Year flags (the last one for Conversational; repeated when shorter than the gold list):
-#   YES -> case-insensitive exact match of the stripped items;
-# - otherwise numbers ("%" stripped, parsed by Python float, so "1,234" is text) within 5%
-#   relative error (a gold of 0 needs exactly 0), else ANLS with threshold 0.5.
-# Profile "paper": as official, plus exact match for Multi Choice and Fact Checking, which the
-# paper states but the released script computes and never passes on.
-
-PROFILES = ("official", "paper")
+PROFILES = {
+    "official": Profile(
+        "vis-nlp/ChartQAPro@4b422c6 evaluate_predictions.py: evaluate_predictions_chartqapro, "
+        "relaxed_correctness_chartqapro (anls==0.0.2)",
+        "as_is",
+        "Overall",
+    ),
+    "robust": Profile(
+        "this project: the official rules on the Final Answer line", "as_is", "Overall"
+    ),
+    "paper": Profile(
+        "this project: robust, with exact match for Multi Choice and Fact "
+        "Checking as the ChartQAPro paper states",
+        "as_is",
+        "Overall",
+    ),
+}
+DEFAULT = "official"
 EXACT_TYPES = frozenset({"Multi Choice", "Fact Checking"})
 _LIST_RE = re.compile(r"^\[(.*)\]$")
 _UNQUOTED_RE = re.compile(r"(?<!['\w])(\w[^,]*?)(?!['\w])")
@@ -112,34 +131,45 @@ def relaxed_correctness(
     return sum(scores) / len(scores) if scores else 0.0
 
 
-def score(response: str, sample: Sample, profile: str = "official") -> dict[str, float]:
-    """``relaxed_accuracy`` (= ``score``) of one turn, and ``formatted`` (it wrote the
-    ``Final Answer:`` line).
+def score(reply: str, sample: Sample, profile: str = DEFAULT) -> Scored:
+    """``relaxed_accuracy`` (= ``score``) of one final reply, and (robust, paper) whether the
+    reply wrote the ``Final Answer:`` line.
 
     >>> s = Sample("0", "", "q", "p", "open_ended", "1,200", extra={"year_flags": ["NO"]})
-    >>> score("Reading the bars.\\nFinal Answer: 1,200.", s)
-    {'score': 1.0, 'relaxed_accuracy': 1.0, 'formatted': 1.0}
+    >>> score("1,200.", s).metrics["relaxed_accuracy"]
+    1.0
+    >>> score("Reading the bars.\\nFinal Answer: 1,200.", s, "robust").extracted
+    '1,200'
     """
     _check_profile(profile)
-    text, formatted = final_answer(response)
+    metrics: dict[str, float] = {}
+    if profile == "official":
+        text = reply
+    else:
+        text, formatted = final_answer(reply)
+        metrics["formatted"] = float(formatted)
     prediction = text.strip(".").strip("\n")
     exact = profile == "paper" and sample.categories.get("question_type") in EXACT_TYPES
     value = relaxed_correctness(
         sample.target, prediction, sample.extra.get("year_flags") or ["NO"], exact=exact
     )
-    return {"score": value, "relaxed_accuracy": value, "formatted": float(formatted)}
+    return Scored({"score": value, "relaxed_accuracy": value, **metrics}, text, prediction)
 
 
 def aggregate(
-    samples: Sequence[Sample], metrics: Sequence[Mapping[str, float]], profile: str = "official"
+    samples: Sequence[Sample], metrics: Sequence[Mapping[str, float]], profile: str = DEFAULT
 ) -> dict[str, float]:
-    """Mean relaxed accuracy over every item (the script's "Overall"; per question type
-    through ``category_fields``) and the share of turns in the answer format; NaN if empty."""
+    """The script's report: the mean per question type and ``Overall`` (NaN with no items);
+    ``formatted``, the share of replies in the answer format, for robust and paper."""
     _check_profile(profile)
-    n = len(metrics)
-    if n == 0:
-        return {"relaxed_accuracy": math.nan, "formatted": math.nan}
-    return {
-        "relaxed_accuracy": sum(m["relaxed_accuracy"] for m in metrics) / n,
-        "formatted": sum(m["formatted"] for m in metrics) / n,
-    }
+    if not metrics:
+        return {"Overall": math.nan}
+    by_type: dict[str, list[float]] = {}
+    for sample, item in zip(samples, metrics, strict=True):
+        kind = str(sample.categories.get("question_type", ""))
+        by_type.setdefault(kind, []).append(item["relaxed_accuracy"])
+    out = {kind: sum(values) / len(values) for kind, values in by_type.items()}
+    out["Overall"] = sum(m["relaxed_accuracy"] for m in metrics) / len(metrics)
+    if profile != "official":
+        out["formatted"] = sum(m["formatted"] for m in metrics) / len(metrics)
+    return out

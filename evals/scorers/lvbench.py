@@ -1,82 +1,103 @@
-"""Scoring for lvbench: per-item rules and the aggregate, by profile."""
+"""LVBench scoring, one profile per reference harness.
+
+- ``official``: THUDM/LVBench@f998d95: ``lvbench/utils/answer_util.py`` ``polish_answer``
+  on the whole reply (the first character of the first word before the first ")", inside
+  "(" if any: "(B) the cat" -> "B", "answer: d" -> "a"), compared exactly with the gold
+  letter by ``lvbench/metrics/compute_accuracy.py``: ``acc`` over every answered item and
+  one accuracy per question type (an item counts toward each of its types), as fractions.
+- ``lmms_eval``: lmms-eval@75571cf ``tasks/lvbench/utils.py``: reasoning stripped, the
+  ranked ``mcq_extract`` over A-D, ``lvbench_score`` the mean of exact matches.
+- ``lmms_eval_2c08ee5``: lmms-eval@2c08ee5: reasoning stripped, Video-MME's six-prefix rule.
+- ``paravt``: the ParaVT release driver (ParaVT@cf55249).
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import partial
 
-from agents.scoring.extract import extract_answer
-from agents.scoring.letters import extract_letter
+from agents.scoring.mcq_rules import BRADY_PREFIXES, lvbench_polish, mcq_extract, prefix_rule
 from evals.sample import Sample
+from evals.scorers.base import Profile, Scored
+from evals.scorers.mc import (
+    LMMS_EVAL,
+    PARAVT_SOURCE,
+    categories_of,
+    letter_item,
+    mean_of,
+    paravt_accuracy,
+    paravt_item,
+    pick,
+)
 
-PROFILES = ("official",)
-
-#
-# LVBench's reference scoring is an exact letter match over all items. Replies are read
-# with this project's robust rule (agents.scoring.letters.robust_letter) on the answer text
-# of the turn (agents.scoring.extract_answer), over the item's own option letters: it takes
-# "B", "(B)", "The answer is (B).", "answer: b", "B) because ..." alike and gives "" (wrong)
-# when no letter is found. Each item also counts toward each of its question types, which
-# the aggregate reports under the leaderboard codes (the annotations spell them out).
-
-TYPE_CODES = {
-    "key information retrieval": "KIR",
-    "event understanding": "EU",
-    "summarization": "Sum",
-    "entity recognition": "ER",
-    "reasoning": "Rea",
-    "temporal grounding": "TG",
+PROFILES = {
+    "official": Profile(
+        "THUDM/LVBench@f998d95 lvbench/utils/answer_util.py: polish_answer; "
+        "lvbench/metrics/compute_accuracy.py: compute_accuracy",
+        "as_is",
+        "acc",
+    ),
+    "lmms_eval": Profile(
+        f"{LMMS_EVAL}@75571cf lmms_eval/tasks/lvbench/utils.py, "
+        "lmms_eval/tasks/_task_utils/mcq_extract.py",
+        "lmms_eval",
+        "lvbench_score",
+    ),
+    "lmms_eval_2c08ee5": Profile(
+        f"{LMMS_EVAL}@2c08ee5 lmms_eval/tasks/lvbench/utils.py", "lmms_eval", "lvbench_score"
+    ),
+    "paravt": Profile(PARAVT_SOURCE, "as_is", "accuracy"),
 }
-"""Annotation question_type (lower-cased) -> leaderboard code; a code maps to itself."""
-_CODES = {**TYPE_CODES, **{code.lower(): code for code in TYPE_CODES.values()}}
+DEFAULT = "official"
+RULES = {
+    "official": lvbench_polish,
+    "lmms_eval": partial(mcq_extract, choices="ABCD"),
+    "lmms_eval_2c08ee5": partial(prefix_rule, prefixes=BRADY_PREFIXES),
+}
 
 
-def type_code(name: str) -> str:
-    """'key information retrieval' -> 'KIR'; an unknown name is kept as written."""
-    return _CODES.get(name.strip().lower(), name.strip())
+def _profile(name: str) -> Profile:
+    return pick("lvbench", PROFILES, name)
 
 
-def score(response: str, sample: Sample, profile: str = "official") -> dict[str, float]:
-    """``correct`` and ``extracted`` for one turn.
+def score(reply: str, sample: Sample, profile: str = DEFAULT) -> Scored:
+    """``correct`` for one final reply, with what the harness read and extracted.
 
     >>> s = Sample("1", "", "q", "p", "multiple_choice", "D", ("A. 1", "B. 2", "C. 3", "D. 4"))
-    >>> score("<think>The caption reads 1633.</think>\\nThe answer is (D).", s)
-    {'score': 1.0, 'correct': 1.0, 'extracted': 1.0}
+    >>> score("(D) 1633", s).metrics["correct"], score("answer: d", s).extracted
+    (1.0, 'a')
     """
-    _check(profile)
-    letters = "".join(option[0] for option in sample.options)
-    letter = extract_letter(extract_answer(response), "robust", letters)
-    correct = float(letter == sample.target)
-    return {"score": correct, "correct": correct, "extracted": float(bool(letter))}
+    spec = _profile(profile)
+    if profile == "paravt":
+        return paravt_item(reply, sample, spec)
+    return letter_item(reply, sample, spec, RULES[profile])
 
 
 def aggregate(
-    samples: Sequence[Sample], metrics: Sequence[Mapping[str, float]], profile: str = "official"
+    samples: Sequence[Sample], metrics: Sequence[Mapping[str, float]], profile: str = DEFAULT
 ) -> dict[str, float]:
-    """``accuracy`` over all items and ``acc/<code>`` per question type (NaN for no items).
+    """official: ``acc`` and the accuracy of each question type (as the annotation names it);
+    lmms-eval: ``lvbench_score``; paravt: ``accuracy``. NaN where the reference divides by 0.
 
     >>> s = [Sample(str(i), "", "q", "p", "multiple_choice", "A",
     ...             categories={"question_type": t})
     ...      for i, t in enumerate([["reasoning", "event understanding"], ["reasoning"]])]
     >>> aggregate(s, [{"correct": 1.0}, {"correct": 0.0}])
-    {'accuracy': 0.5, 'acc/EU': 1.0, 'acc/Rea': 0.5}
+    {'reasoning': 0.5, 'event understanding': 1.0, 'acc': 0.5}
     """
-    _check(profile)
+    _profile(profile)
+    if profile == "paravt":
+        return paravt_accuracy(metrics)
     if not metrics:
-        return {"accuracy": math.nan}
-    by_type: dict[str, list[float]] = {}
+        return {PROFILES[profile].primary: math.nan}
+    if profile.startswith("lmms_eval"):
+        return {"lvbench_score": mean_of(metrics, "correct")}
+    right: dict[str, int] = {}
+    total: dict[str, int] = {}
     for sample, item in zip(samples, metrics, strict=True):
-        types = sample.categories.get("question_type") or []
-        for name in [types] if isinstance(types, str) else types:
-            by_type.setdefault(type_code(name), []).append(item["correct"])
-    order = list(TYPE_CODES.values())
-    codes = [c for c in order if c in by_type] + sorted(set(by_type) - set(order))
-    return {
-        "accuracy": sum(m["correct"] for m in metrics) / len(metrics),
-        **{f"acc/{c}": sum(by_type[c]) / len(by_type[c]) for c in codes},
-    }
-
-
-def _check(profile: str) -> None:
-    if profile not in PROFILES:
-        raise ValueError(f"lvbench has no profile {profile!r}; known: official")
+        for name in categories_of(sample, "question_type"):
+            total[name] = total.get(name, 0) + 1
+            right[name] = right.get(name, 0) + int(item["correct"])
+    out = {name: right[name] / total[name] for name in total}
+    return {**out, "acc": float(sum(int(m["correct"]) for m in metrics)) / len(metrics)}

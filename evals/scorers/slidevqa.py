@@ -1,29 +1,36 @@
-"""Scoring for slidevqa: per-item rules and the aggregate, by profile."""
+"""SlideVQA scoring: EM and F1 as nttmdlab-nlp/SlideVQA@e1f0bd9 ``evaluate.py`` (the QA task).
+
+- ``official``: the whole reply is the prediction. ``evaluate.py``'s rules, quirks included:
+  phrase rewrites are plain substring replacements ("and" -> "," inside words too), the
+  "how many"/"which" test reads the question as written (a leading "How many" does not
+  trigger it) and removes the next word of the question, with any punctuation attached,
+  wherever it occurs in the answer; an item with no shared token scores 0 on both metrics,
+  even when both sides normalise to nothing. ``F1`` and ``EM`` are means over every item,
+  as fractions (the script prints them x100).
+- ``robust``: the same rules on the answer the board study's prompt asks for (the text
+  after "Final Answer:" in the answer text of the turn); ``formatted`` says it was there.
+"""
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from agents.scoring.text import exact_match, token_f1
 from evals.sample import Sample
-from evals.tasks.documents import (
-    final_answer,
-    mean_metrics,
-)
+from evals.scorers.base import Profile, Scored, final_answer
 
-#
-# official: evaluate.py of nttmdlab-nlp/SlideVQA (the QA task), rule for rule, including
-# its quirks: phrase rewrites are plain substring replacements ("and" -> "," inside words
-# too), the "how many"/"which" test reads the question as written (so a leading "How many"
-# does not trigger it) and removes the next word of the question, with any punctuation
-# attached, wherever it occurs in the answer; and an item with no shared token scores 0 on
-# both metrics, even when both sides normalise to nothing.
-# lmms_eval: plain SQuAD v1.1 normalisation (agents.scoring.text) for EM and token F1.
-
-PROFILES = ("official", "lmms_eval")
+PROFILES = {
+    "official": Profile(
+        "nttmdlab-nlp/SlideVQA@e1f0bd9 evaluate.py: normalize_answer, evaluate_f1_em_qa",
+        "as_is",
+        "EM",
+    ),
+    "robust": Profile("this project: the official rules on the Final Answer line", "as_is", "EM"),
+}
+DEFAULT = "official"
 _NUMBERS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen"
@@ -74,43 +81,54 @@ def normalize(text: str, question: str) -> str:
     return " ".join(NUMBER_WORDS.get(word, word) for word in text.split())
 
 
-def official_em_f1(prediction: str, gold: str, question: str) -> tuple[float, float]:
-    """(EM, F1) of one answer as evaluate.py counts them.
+def official_scores(prediction: str, gold: str, question: str) -> dict[str, float]:
+    """``em``, ``f1``, ``precision`` and ``recall`` of one answer as evaluate.py counts them.
 
-    >>> official_em_f1("two", "2 times", "How often?")
-    (0.0, 0.6666666666666666)
+    >>> official_scores("two", "2 times", "How often?")["f1"]
+    0.6666666666666666
     """
     pred, ref = normalize(prediction, question).split(), normalize(gold, question).split()
     shared = sum((Counter(pred) & Counter(ref)).values())
     if shared == 0:
-        return 0.0, 0.0
+        return {"em": 0.0, "f1": 0.0, "precision": 0.0, "recall": 0.0}
     precision, recall = shared / len(pred), shared / len(ref)
-    return float(pred == ref), 2 * precision * recall / (precision + recall)
+    f1 = 2 * precision * recall / (precision + recall)
+    return {"em": float(pred == ref), "f1": f1, "precision": precision, "recall": recall}
 
 
-def score(response: str, sample: Sample, profile: str = "official") -> dict[str, float]:
-    """``em`` (= ``score``), ``f1`` and ``formatted`` (it wrote the ``Final Answer:`` line).
+def score(reply: str, sample: Sample, profile: str = DEFAULT) -> Scored:
+    """``em`` (= ``score``), ``f1``, precision and recall; ``formatted`` for robust.
 
     >>> s = Sample("q1", "", "In how many apps is it offered?", "p", "open_ended", "3")
-    >>> score("Final Answer: three apps", s)
-    {'score': 1.0, 'em': 1.0, 'f1': 1.0, 'formatted': 1.0}
-    >>> score("Final Answer: three apps", s, "lmms_eval")["em"]
-    0.0
+    >>> score("three apps", s).metrics["em"], score("Final Answer: three apps", s).metrics["em"]
+    (1.0, 0.0)
+    >>> score("Final Answer: three apps", s, "robust").metrics["em"]
+    1.0
     """
-    text, formatted = final_answer(response)
-    if profile == "official":
-        em, f1 = official_em_f1(text, sample.target, sample.question)
-    elif profile == "lmms_eval":
-        em, f1 = exact_match(text, sample.target) or 0.0, token_f1(text, sample.target) or 0.0
-    else:
+    if profile not in PROFILES:
         raise ValueError(f"slidevqa has no profile {profile!r}; known: {', '.join(PROFILES)}")
-    return {"score": em, "em": em, "f1": f1, "formatted": float(formatted)}
+    metrics: dict[str, float] = {}
+    text = reply
+    if profile == "robust":
+        text, formatted = final_answer(reply)
+        metrics["formatted"] = float(formatted)
+    found = official_scores(text, sample.target, sample.question)
+    return Scored(
+        {"score": found["em"], **found, **metrics}, text, normalize(text, sample.question)
+    )
 
 
 def aggregate(
-    samples: Sequence[Sample], metrics: Sequence[Mapping[str, float]], profile: str = "official"
+    samples: Sequence[Sample], metrics: Sequence[Mapping[str, float]], profile: str = DEFAULT
 ) -> dict[str, float]:
-    """Mean EM and F1 over every item (evaluate.py's QA scores) and the answer-format share."""
+    """evaluate.py's QA scores: ``F1`` and ``EM`` over every item (NaN with none); and the
+    answer-format share for robust."""
     if profile not in PROFILES:
         raise ValueError(f"slidevqa has no profile {profile!r}; known: {', '.join(PROFILES)}")
-    return mean_metrics(metrics, ("em", "f1", "formatted"))
+    if not metrics:
+        return {"EM": math.nan, "F1": math.nan}
+    n = len(metrics)
+    out = {"F1": sum(m["f1"] for m in metrics) / n, "EM": sum(m["em"] for m in metrics) / n}
+    if profile == "robust":
+        out["formatted"] = sum(m["formatted"] for m in metrics) / n
+    return out

@@ -26,7 +26,7 @@ from typing import Literal
 from evals.formats import read_parquet
 from evals.media import MEDIA_DIRS, MediaIndex
 from evals.sample import RecordError, Sample
-from evals.scorers.charades import aggregate, score
+from evals.scorers.charades import DEFAULT, PROFILES, aggregate, score
 from evals.tasks.base import LoadResult, Task
 
 # ----------------------------------------------------------------------------- loading
@@ -157,8 +157,8 @@ TASK = Task(
     load=load,
     score=score,
     aggregate=aggregate,
-    primary="miou",
-    profiles=("official", "lmms_eval"),
+    profiles=PROFILES,
+    default_profile=DEFAULT,
     description=(
         "Charades-STA test: temporal grounding, R@1 at IoU 0.3/0.5/0.7 and mIoU (x100); "
         "lmms_eval reads replies with lmms-eval's eval_tvg.py parser."

@@ -24,7 +24,7 @@ from typing import Any
 
 from evals.media import MediaIndex
 from evals.sample import RecordError, Sample
-from evals.scorers.chartqapro import PROFILES, aggregate, score
+from evals.scorers.chartqapro import DEFAULT, PROFILES, aggregate, score
 from evals.tasks.base import LoadResult, Task
 from evals.tasks.documents import (
     ANSWER_FORMAT,
@@ -158,8 +158,8 @@ TASK = Task(
     load=load,
     score=score,
     aggregate=aggregate,
-    primary="relaxed_accuracy",
     profiles=PROFILES,
+    default_profile=DEFAULT,
     category_fields=("question_type",),
     description=(
         "ChartQAPro (ahmed-masry/ChartQAPro, test): chart QA scored by the released "

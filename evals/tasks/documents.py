@@ -7,33 +7,19 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.scoring.extract import extract_answer
 from evals.media import MediaIndex
 from evals.sample import RecordError, Sample
+from evals.scorers.base import final_answer
+
+__all__ = ["final_answer"]
 
 ANSWER_FORMAT = "End your reply with one line: Final Answer: <answer>"
-_FINAL_RE = re.compile(r"^[*_#\s]*final\s+answer[*_\s]*:[*_\s]*", re.IGNORECASE)
 IMAGE_DIRS = ("images", "image", "data", "")
 _MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"GIF8", ".gif"), (b"BM", ".bmp"))
-
-
-def final_answer(response: str) -> tuple[str, bool]:
-    """The answer text of a turn (``extract_answer``), without a leading ``Final Answer:``
-    (any case, markdown emphasis allowed); and whether that prefix was there.
-
-    >>> final_answer("The bars rise.\\n**Final Answer:** 42")
-    ('42', True)
-    >>> final_answer("<answer>final answer: Paris</answer>"), final_answer("Paris")
-    (('Paris', True), ('Paris', False))
-    """
-    text = extract_answer(response)
-    found = _FINAL_RE.match(text)
-    return (text[found.end() :].strip(), True) if found else (text, False)
 
 
 def annotation_files(data_dir: Path, patterns: Sequence[str], folders: Sequence[str]) -> list[Path]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from evals.formats import read_parquet
 from evals.media import MediaIndex
 from evals.sample import RecordError, Sample
-from evals.scorers.longvideobench import aggregate, score
+from evals.scorers.longvideobench import DEFAULT, PROFILES, aggregate, score, score_all
 from evals.tasks.base import LoadResult, Task
 
 # ----------------------------------------------------------------------------- loading
@@ -137,8 +137,9 @@ TASK = Task(
     load=load,
     score=score,
     aggregate=aggregate,
-    primary="accuracy",
-    profiles=("official", "lmms_eval"),
+    profiles=PROFILES,
+    default_profile=DEFAULT,
+    score_all=score_all,
     category_fields=("duration_group", "question_category", "topic_category"),
     description=(
         "LongVideoBench val: 4-5 option multiple choice, VideoMME-style letter extraction; "

@@ -35,7 +35,7 @@ from evals import video2dataset
 from evals.formats import read_parquet
 from evals.media import MEDIA_DIRS, MediaIndex
 from evals.sample import RecordError, Sample
-from evals.scorers.lvbench import PROFILES, aggregate, score
+from evals.scorers.lvbench import DEFAULT, PROFILES, aggregate, score
 from evals.tasks.base import LoadResult, Task
 
 # ----------------------------------------------------------------------------- loading
@@ -234,8 +234,8 @@ TASK = Task(
     load=load,
     score=score,
     aggregate=aggregate,
-    primary="accuracy",
     profiles=PROFILES,
+    default_profile=DEFAULT,
     category_fields=("question_type",),
     description=(
         "LVBench: multiple choice on hour-long videos, exact letter match over all items "

@@ -33,7 +33,7 @@ from pathlib import Path
 from evals.formats import read_parquet
 from evals.media import MEDIA_DIRS, MediaIndex
 from evals.sample import RecordError, Sample
-from evals.scorers.mlvu import LETTERS, MC_TASKS, aggregate, score
+from evals.scorers.mlvu import DEFAULT, LETTERS, MC_TASKS, PROFILES, aggregate, score
 from evals.tasks import mlvu_mirror
 from evals.tasks.base import LoadResult, Task
 
@@ -287,8 +287,8 @@ TASK = Task(
     load=load,
     score=score,
     aggregate=aggregate,
-    primary="m_avg",
-    profiles=("official", "vlmevalkit"),
+    profiles=PROFILES,
+    default_profile=DEFAULT,
     category_fields=("task",),
     description=(
         "MLVU dev, the 7 multiple-choice tasks: MLVU's own letter check; M-Avg is the macro "

@@ -30,7 +30,7 @@ from typing import Literal
 from evals.formats import read_parquet
 from evals.media import MEDIA_DIRS, MediaIndex
 from evals.sample import RecordError, Sample
-from evals.scorers.mmvu import PROFILES, aggregate, score
+from evals.scorers.mmvu import DEFAULT, PROFILES, aggregate, score
 from evals.tasks.base import LoadResult, Task
 
 # ----------------------------------------------------------------------------- loading
@@ -141,8 +141,27 @@ def record_to_sample(
         options=options,
         cluster=relative,
         categories={"subject": subject, "question_type": qtype},
-        extra={"video_url": str(video_ref)},
+        extra={"video_url": str(video_ref), **_official_fields(record)},
     )
+
+
+def _official_fields(record: dict) -> dict:
+    """The choices (all five, blanks kept) and the answer exactly as the record holds them:
+    MMVU's official judge prompt quotes both (evals.scorers.mmvu.judge_messages)."""
+    raw = record.get("choices")
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            raw = None
+    if isinstance(raw, list):
+        raw = dict(zip(LETTERS, raw, strict=False))
+    choices = (
+        {str(k): "" if v is None else str(v) for k, v in raw.items()}
+        if isinstance(raw, dict)
+        else {}
+    )
+    return {"choices": choices, "answer_as_written": str(record.get("answer", ""))}
 
 
 def annotation_files(data_dir: Path) -> tuple[str, list[Path]]:
@@ -197,8 +216,8 @@ TASK = Task(
     load=load,
     score=score,
     aggregate=aggregate,
-    primary="mc_accuracy",
     profiles=PROFILES,
+    default_profile=DEFAULT,
     category_fields=("subject", "question_type"),
     description=(
         "MMVU validation: multiple-choice accuracy by letter (the official judge is not run); "

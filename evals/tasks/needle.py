@@ -15,10 +15,11 @@ from pathlib import Path
 from agents import benchmark
 from agents.scoring.accuracy import accuracy_reward
 from agents.scoring.extract import extract_answer
+from agents.scoring.intervals import parse_interval
 from agents.scoring.letters import extract_letter
 from agents.synthetic import SyntheticVideo
 from evals.sample import Sample
-from evals.tasks.base import LoadResult, Task
+from evals.tasks.base import LoadResult, Profile, Scored, Task
 
 SPLIT_SEEDS = benchmark.SPLIT_SEEDS
 CONTEXT = benchmark.GRAPH_SETTINGS
@@ -79,35 +80,52 @@ def _to_sample(video: SyntheticVideo, item, folder: Path) -> Sample:
     )
 
 
-def score(response: str, sample: Sample, profile: str = "official") -> dict[str, float]:
+PROFILES = {
+    "official": Profile(
+        "this project: agents/benchmark.py, scored by "
+        "agents.scoring.accuracy.accuracy_reward (the RL reward's rule)",
+        "as_is",
+        "mean_score",
+    ),
+}
+DEFAULT = "official"
+
+
+def score(reply: str, sample: Sample, profile: str = DEFAULT) -> Scored:
     """The same `accuracy_reward` that PARA-GRPO trains on, per question kind."""
+    if profile not in PROFILES:
+        raise ValueError(f"needle has no profile {profile!r}; known: official")
     letters = "ABCDEFGH"[: len(sample.options)]
+    answer = extract_answer(reply)
     if sample.kind == "multiple_choice":
         correct = (
-            accuracy_reward(response, kind="multiple_choice", target=sample.target, letters=letters)
+            accuracy_reward(reply, kind="multiple_choice", target=sample.target, letters=letters)
             or 0.0
         )
-        found = extract_letter(extract_answer(response), "robust", letters=letters)
-        return {"score": correct, "correct": correct, "extracted": float(bool(found))}
+        found = extract_letter(answer, "robust", letters=letters)
+        metrics = {"score": correct, "correct": correct, "extracted": float(bool(found))}
+        return Scored(metrics, answer, found)
     if sample.kind == "grounding":
         gold = sample.extra["target"]
         overlap = (
-            accuracy_reward(response, kind="grounding", target=(gold["start"], gold["end"])) or 0.0
+            accuracy_reward(reply, kind="grounding", target=(gold["start"], gold["end"])) or 0.0
         )
-        return {
+        metrics = {
             "score": overlap,
             "iou": overlap,
             "r@0.3": float(overlap >= 0.3),
             "r@0.5": float(overlap >= 0.5),
             "r@0.7": float(overlap >= 0.7),
         }
-    f1 = accuracy_reward(response, kind="open_ended", target=sample.target) or 0.0
-    em = accuracy_reward(response, kind="open_ended", target=sample.target, open_metric="exact")
-    return {"score": f1, "f1": f1, "em": em or 0.0}
+        pair = parse_interval(answer)
+        return Scored(metrics, answer, list(pair) if pair else None)
+    f1 = accuracy_reward(reply, kind="open_ended", target=sample.target) or 0.0
+    em = accuracy_reward(reply, kind="open_ended", target=sample.target, open_metric="exact")
+    return Scored({"score": f1, "f1": f1, "em": em or 0.0}, answer, answer)
 
 
 def aggregate(
-    samples: Sequence[Sample], metrics: Sequence[Mapping[str, float]], profile: str = "official"
+    samples: Sequence[Sample], metrics: Sequence[Mapping[str, float]], profile: str = DEFAULT
 ) -> dict[str, float]:
     """Accuracy on multiple choice, mIoU and R@k on grounding, token F1 on open-ended."""
 
@@ -133,8 +151,8 @@ TASK = Task(
     load=load,
     score=score,
     aggregate=aggregate,
-    primary="mean_score",
-    profiles=("official",),
+    profiles=PROFILES,
+    default_profile=DEFAULT,
     category_fields=("kind", "question"),
     context=dict(CONTEXT),
     description="Synthetic needle videos generated from a seed (this project's benchmark).",

@@ -34,7 +34,7 @@ from typing import Any
 
 from evals.media import MediaIndex
 from evals.sample import RecordError, Sample
-from evals.scorers.slidevqa import PROFILES, aggregate, score
+from evals.scorers.slidevqa import DEFAULT, PROFILES, aggregate, score
 from evals.tasks.base import LoadResult, Task
 from evals.tasks.documents import (
     ANSWER_FORMAT,
@@ -231,8 +231,8 @@ TASK = Task(
     load=load,
     score=score,
     aggregate=aggregate,
-    primary="em",
     profiles=PROFILES,
+    default_profile=DEFAULT,
     category_fields=CATEGORY_FIELDS,
     description=(
         "SlideVQA (NTT-hil-insight/SlideVQA, test): questions on 20-page slide decks; "

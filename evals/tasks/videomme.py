@@ -23,7 +23,7 @@ from pathlib import Path
 from evals.formats import read_parquet
 from evals.media import MediaIndex
 from evals.sample import RecordError, Sample
-from evals.scorers.videomme import aggregate, score
+from evals.scorers.videomme import DEFAULT, PROFILES, aggregate, score
 from evals.subtitles import read_srt, subtitles_for_frames
 from evals.tasks.base import LoadResult, Task
 
@@ -161,13 +161,13 @@ TASK = Task(
     load=load,
     score=score,
     aggregate=aggregate,
-    primary="accuracy",
-    profiles=("official", "lmms_eval"),
+    profiles=PROFILES,
+    default_profile=DEFAULT,
     category_fields=("duration", "domain", "sub_category", "task_type"),
     context={"overview_frames": 64},
     render_prompt=prompt_with_subtitles,
     description=(
-        "Video-MME (lmms-lab/Video-MME, test): 4-option multiple choice; official accuracy "
-        "counts only answered items, lmms_eval counts every item."
+        "Video-MME (lmms-eval/Video-MME, formerly lmms-lab/Video-MME, test): 4-option multiple "
+        "choice; official accuracy counts only answered items, lmms-eval counts every item."
     ),
 )

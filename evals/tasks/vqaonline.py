@@ -16,21 +16,21 @@ with the paper's numbers. EM is near 0 on such answers; F1 is the primary metric
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.scoring.text import exact_match, token_f1
+from agents.scoring.text import normalize_answer, squad_exact_match, squad_f1
 from evals.media import MediaIndex
 from evals.sample import RecordError, Sample
-from evals.tasks.base import LoadResult, Task
+from evals.tasks.base import LoadResult, Profile, Scored, Task
 from evals.tasks.documents import (
     ANSWER_FORMAT,
     DOCUMENT_CONTEXT,
     annotation_files,
     collect_samples,
     final_answer,
-    mean_metrics,
 )
 
 PATTERNS = ("{split}.json", "{split}.jsonl", "{split}-*.parquet")
@@ -92,31 +92,59 @@ def load(data_dir: Path, *, split: str = "test", media_dir: str | Path | None = 
     return LoadResult(samples, errors, missing, [str(p) for p in files], notes)
 
 
+PROFILES = {
+    "squad": Profile(
+        "huggingface/evaluate@a7dd338 metrics/squad/compute_score.py: "
+        "exact_match_score, f1_score, compute_score",
+        "as_is",
+        "f1",
+    ),
+    "robust": Profile("this project: SQuAD v1.1 on the Final Answer line", "as_is", "f1"),
+}
+DEFAULT = "squad"
+
+
 def _check_profile(profile: str) -> None:
-    if profile != "official":
-        raise ValueError(f"vqaonline has no profile {profile!r}; known: official")
+    if profile not in PROFILES:
+        raise ValueError(f"vqaonline has no profile {profile!r}; known: {', '.join(PROFILES)}")
 
 
-def score(response: str, sample: Sample, profile: str = "official") -> dict[str, float]:
-    """SQuAD v1.1 ``em`` and ``f1`` (= ``score``) of the final answer, and ``formatted``.
+def score(reply: str, sample: Sample, profile: str = DEFAULT) -> Scored:
+    """SQuAD v1.1 ``exact_match`` and ``f1`` (= ``score``) of one final reply (robust: of its
+    Final Answer line, with ``formatted``).
 
     >>> s = Sample("1", "", "q", "p", "open_ended", "It is a Garcinia humilis (achacha).")
-    >>> m = score("Final Answer: Garcinia humilis, the achacha", s)
-    >>> m["em"], round(m["f1"], 3), m["formatted"]
+    >>> m = score("Final Answer: Garcinia humilis, the achacha", s, "robust").metrics
+    >>> m["exact_match"], round(m["f1"], 3), m["formatted"]
     (0.0, 0.75, 1.0)
     """
     _check_profile(profile)
-    text, formatted = final_answer(response)
-    em, f1 = exact_match(text, sample.target) or 0.0, token_f1(text, sample.target) or 0.0
-    return {"score": f1, "em": em, "f1": f1, "formatted": float(formatted)}
+    text, metrics = reply, {}
+    if profile == "robust":
+        text, formatted = final_answer(reply)
+        metrics["formatted"] = float(formatted)
+    em, f1 = squad_exact_match(text, sample.target), squad_f1(text, sample.target)
+    return Scored(
+        {"score": f1, "exact_match": float(em), "f1": f1, **metrics}, text, normalize_answer(text)
+    )
 
 
 def aggregate(
-    samples: Sequence[Sample], metrics: Sequence[Mapping[str, float]], profile: str = "official"
+    samples: Sequence[Sample], metrics: Sequence[Mapping[str, float]], profile: str = DEFAULT
 ) -> dict[str, float]:
-    """Mean EM, F1 and answer-format share over every item; NaN when there are none."""
+    """``compute_score``: ``exact_match`` and ``f1`` x100 over every item (NaN with none);
+    the answer-format share for robust."""
     _check_profile(profile)
-    return mean_metrics(metrics, ("f1", "em", "formatted"))
+    if not metrics:
+        return {"exact_match": math.nan, "f1": math.nan}
+    total = len(metrics)
+    out = {
+        "exact_match": 100.0 * sum(m["exact_match"] for m in metrics) / total,
+        "f1": 100.0 * sum(m["f1"] for m in metrics) / total,
+    }
+    if profile == "robust":
+        out["formatted"] = sum(m["formatted"] for m in metrics) / total
+    return out
 
 
 TASK = Task(
@@ -125,8 +153,8 @@ TASK = Task(
     load=load,
     score=score,
     aggregate=aggregate,
-    primary="f1",
-    profiles=("official",),
+    profiles=PROFILES,
+    default_profile=DEFAULT,
     category_fields=("topic",),
     description=(
         "VQAonline (ChongyanChen/VQAonline, test): open community questions on images with "

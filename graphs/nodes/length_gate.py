@@ -45,5 +45,6 @@ async def length_gate(state: State, runtime: Runtime[Context]) -> dict:
         "status": "running",
         "answer": None,
         "final_text": None,
+        "final_reply": None,
         "length_retried": True,
     }

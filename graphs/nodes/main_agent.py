@@ -52,6 +52,7 @@ def make_main_agent(llm: ChatModel):
             update |= {
                 "answer": parsed.answer or None,
                 "final_text": text,
+                "final_reply": completion.text,
                 "status": "answered" if parsed.answer else "no_answer",
             }
         else:

@@ -64,6 +64,7 @@ def make_prepare(board: Board):
             "status": "running",
             "answer": None,
             "final_text": None,
+            "final_reply": None,
             "length_retried": False,
             "messages": [
                 SystemMessage(
