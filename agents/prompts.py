@@ -55,10 +55,16 @@ def frames_part(
     timestamps: Sequence[float],
     max_pixels: int,
     region: Sequence[float] | None = None,
+    sampling: str = "exact",
 ) -> dict[str, Any]:
     """A reference to decoded frames, expanded into images only when a request is sent.
-    `region` is a band of a still image's height (agents.stills)."""
-    ref = {
+    `region` is a band of a still image's height (agents.stills).
+
+    With `sampling="keyframe"` (a video only) each time is snapped to its nearest keyframe,
+    read from the file's packets: `timestamps` are then the frames' real times, beside the
+    `requested` ones and each frame's `errors` (real minus requested, seconds).
+    """
+    ref: dict[str, Any] = {
         "type": FRAMES_PART,
         "video": str(video_path),
         "timestamps": [round(float(t), 3) for t in timestamps],
@@ -66,6 +72,11 @@ def frames_part(
     }
     if region is not None:
         ref["region"] = [round(float(r), 4) for r in region]
+    if sampling == "keyframe" and not video.is_still(video.probe(video_path)):
+        real = [round(t, 3) for t in video.snap_to_keyframes(video_path, ref["timestamps"])]
+        errors = [round(r - t, 3) for r, t in zip(real, ref["timestamps"], strict=True)]
+        ref.update(sampling="keyframe", requested=ref["timestamps"], timestamps=real)
+        ref["errors"] = errors
     return ref
 
 
@@ -212,7 +223,11 @@ def expand_frames(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
 def _frame_parts(ref: Mapping[str, Any]) -> list[dict[str, Any]]:
     region = tuple(ref["region"]) if ref.get("region") else None
     frames = video.encode_frames(
-        ref["video"], tuple(ref["timestamps"]), ref["max_pixels"], region=region
+        ref["video"],
+        tuple(ref["timestamps"]),
+        ref["max_pixels"],
+        region=region,
+        sampling=ref.get("sampling", "exact"),
     )
     info = video.probe(ref["video"])
     parts: list[dict[str, Any]] = []

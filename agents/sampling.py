@@ -5,7 +5,9 @@ Pure arithmetic on seconds and pixels; decoding is agents.video's job.
 
 from __future__ import annotations
 
+import bisect
 import math
+from collections.abc import Sequence
 
 
 def overview_timestamps(duration: float, n: int) -> list[float]:
@@ -40,6 +42,23 @@ def window_timestamps(
         return [round(start + k / fps, 6) for k in range(count)]
     step = (end - start) / max_frames
     return [round(start + (k + 0.5) * step, 6) for k in range(max_frames)]
+
+
+def nearest_time(sorted_times: Sequence[float], t: float) -> float:
+    """The time in `sorted_times` nearest t (the earlier one on a tie).
+
+    >>> nearest_time([0.0, 8.3, 16.7], 12.0)
+    8.3
+    """
+    if not sorted_times:
+        raise ValueError("need at least one time to choose from")
+    j = bisect.bisect_left(sorted_times, t)
+    if j == 0:
+        return sorted_times[0]
+    if j == len(sorted_times):
+        return sorted_times[-1]
+    before, after = sorted_times[j - 1], sorted_times[j]
+    return before if t - before <= after - t else after
 
 
 def fit_pixels(width: int, height: int, max_pixels: int, multiple: int = 2) -> tuple[int, int]:

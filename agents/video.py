@@ -20,7 +20,7 @@ import numpy as np
 
 from agents import stills
 from agents.frame_cache import FrameCache
-from agents.sampling import fit_pixels
+from agents.sampling import fit_pixels, nearest_time
 
 # Re-exported: callers sample and decode through one module.
 from agents.sampling import overview_timestamps as overview_timestamps
@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 REENCODE_HINT = "re-encode with `ffmpeg -i in.mp4 -c:v libx264 out.mp4`"
 DOWNLOAD_HINT = "check the file was fully downloaded"
 BACKENDS = ("pyav", "decord")
+SAMPLINGS = ("exact", "keyframe")  # the frame nearest each time, or the keyframe nearest it
 THREAD_TYPE = "AUTO"  # frame threads: lower latency for a little more CPU (bench/README.md)
 DECODE_THREADS = min(4, os.cpu_count() or 1)  # bounds frames in flight, so memory, per decode
 SEEK_GAP = 2.0  # seconds; without a keyframe index, seek for targets further ahead than this
@@ -300,6 +301,66 @@ def _decode_decord(
     return out
 
 
+@lru_cache(maxsize=256)
+def _keyframes_cached(path: str, mtime_ns: int, size: int) -> tuple[float, ...]:
+    with _open(Path(path)) as container:
+        stream = _video_stream(container, path)
+        start, tb = _start_seconds(stream), stream.time_base
+        try:  # packet headers only: demuxing reads no pixels and decodes nothing
+            times = {
+                float(packet.pts * tb) - start
+                for packet in container.demux(stream)
+                if packet.is_keyframe and packet.pts is not None
+            }
+        except av.FFmpegError as e:
+            raise VideoError(f"{path} is corrupt or truncated ({e}); {REENCODE_HINT}") from e
+    if not times:
+        raise VideoError(f"{path} has no keyframes; {REENCODE_HINT}")
+    return tuple(sorted(times))
+
+
+def keyframe_times(path: str | os.PathLike) -> tuple[float, ...]:
+    """Presentation times (s) of every keyframe, from the packets; cached per file version."""
+    p = _resolve(path)
+    st = p.stat()
+    return _keyframes_cached(str(p), st.st_mtime_ns, st.st_size)
+
+
+def snap_to_keyframes(path: str | os.PathLike, timestamps: Sequence[float]) -> list[float]:
+    """The keyframe time nearest each timestamp (the earlier one on a tie)."""
+    keys = keyframe_times(path)
+    return [nearest_time(keys, float(t)) for t in timestamps]
+
+
+def _decode_keyframes(
+    info: VideoInfo, times: list[float], size: tuple[int, int], quality: int
+) -> dict[float, tuple[float, bytes]]:
+    """Map each time to (keyframe time, JPEG) of its nearest keyframe, decoding that frame
+    alone: a seek to it, its one packet, and a drain."""
+    keys = keyframe_times(info.path)
+    wanted = {t: nearest_time(keys, t) for t in set(times)}
+    decoded: dict[float, tuple[float, bytes]] = {}
+    with _open(Path(info.path)) as container:
+        stream = _video_stream(container, info.path)
+        ctx, tb, start = stream.codec_context, stream.time_base, _start_seconds(stream)
+        ctx.thread_type, ctx.thread_count = "SLICE", 1  # one frame: nothing to overlap
+        for key in sorted(set(wanted.values())):
+            try:
+                container.seek(round((key + start) / tb), stream=stream, backward=True)
+                packets = container.demux(stream)
+                packet = next(p for p in packets if p.is_keyframe and p.pts is not None)
+                frame = [*packet.decode(), *ctx.decode(None)][0]
+                ctx.flush_buffers()
+            except (av.FFmpegError, StopIteration, IndexError) as e:
+                raise VideoError(
+                    f"{info.path}: cannot decode its keyframe at {key:.3f} s ({e!r}); "
+                    f"{DOWNLOAD_HINT}, or {REENCODE_HINT}"
+                ) from e
+            bgr = frame.to_ndarray(format="bgr24")
+            decoded[key] = (float(frame.pts * tb) - start, _encode(bgr, size, quality))
+    return {t: decoded[key] for t, key in wanted.items()}
+
+
 def decode_frames(
     path: str | os.PathLike,
     timestamps: Sequence[float],
@@ -308,13 +369,18 @@ def decode_frames(
     backend: str = "pyav",
     jpeg_quality: int = 85,
     region: Sequence[float] | None = None,
+    sampling: str = "exact",
 ) -> list[Frame]:
     """Decode the frame nearest each timestamp (s), resized to max_pixels, in request order.
 
     `region` (start, end) selects a band of a still image's height (see agents.stills).
+    `sampling="keyframe"` decodes the keyframe nearest each time instead (pyav only): far
+    less work on long videos; each Frame's `timestamp` is the keyframe's real time.
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown video backend {backend!r}; use one of {BACKENDS}")
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"unknown frame sampling {sampling!r}; use one of {SAMPLINGS}")
     info = probe(path)
     times = _check_times(info, timestamps)
     if not times:
@@ -333,7 +399,10 @@ def decode_frames(
             raise VideoError(str(exc)) from exc
         return [Frame(found[t][0], t, found[t][2], found[t][3], found[t][1]) for t in times]
     size = fit_pixels(info.width, info.height, max_pixels)
-    decode = _decode_pyav if backend == "pyav" else _decode_decord
+    if sampling == "keyframe":
+        decode = _decode_keyframes
+    else:
+        decode = _decode_pyav if backend == "pyav" else _decode_decord
     found = decode(info, times, size, jpeg_quality)
     log.debug("decoded %d frames from %s at %dx%d", len(found), info.path, *size)
     return [Frame(found[t][0], t, size[0], size[1], found[t][1]) for t in times]
@@ -354,6 +423,7 @@ def encode_frames(
     timestamps: tuple[float, ...],
     max_pixels: int,
     region: tuple[float, float] | None = None,
+    sampling: str = "exact",
 ) -> tuple[Frame, ...]:
     """Cached decode_frames for prompt-time rendering: made once per (file, times, budget).
 
@@ -365,10 +435,12 @@ def encode_frames(
     times = tuple(float(t) for t in timestamps)
     band = tuple(float(r) for r in region) if region is not None else None
     key = (str(p), st.st_mtime_ns, st.st_size, times, max_pixels) + ((band,) if band else ())
+    key += (sampling,) if sampling != "exact" else ()
 
     def make() -> tuple[Frame, ...]:
         FRAME_CACHE.stats["frames_decoded"] += len(times)
-        return tuple(decode_frames(p, times, max_pixels=max_pixels, region=band))
+        frames = decode_frames(p, times, max_pixels=max_pixels, region=band, sampling=sampling)
+        return tuple(frames)
 
     return FRAME_CACHE.get_or_make(
         key,

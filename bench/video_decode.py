@@ -1,4 +1,5 @@
-"""CPU time and peak memory of decode_frames against a plain PyAV seek-and-decode loop."""
+"""CPU time and peak memory of decode_frames against a plain PyAV seek-and-decode loop, and
+keyframe-snapped sampling against exact sampling, side by side in one run."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ CACHE = ROOT / "bench" / ".cache"
 INPUT = CACHE / "testsrc2_720p30_600s.mp4"
 RESULT = ROOT / "bench" / "video_decode.json"
 N_FRAMES, MAX_PIXELS, RUNS, TARGET_RATIO = 64, 50_176, 3, 1.2
+KEYFRAME_TARGET_SPEEDUP, KEYFRAME_TARGET_ERROR = 15.0, 0.25  # error: of the keyframe interval
 
 
 def ensure_ffmpeg() -> str:
@@ -63,6 +65,31 @@ def ours(path: Path, times: list[float]) -> int:
     return len(video.decode_frames(path, times, max_pixels=MAX_PIXELS))
 
 
+def keyframe(path: Path, times: list[float]) -> int:
+    """Keyframe-snapped sampling, cold: the probe and the keyframe index are read too."""
+    video._probe_cached.cache_clear()
+    video._keyframes_cached.cache_clear()
+    return len(video.decode_frames(path, times, max_pixels=MAX_PIXELS, sampling="keyframe"))
+
+
+def keyframe_timing(path: Path, times: list[float]) -> dict:
+    """How far the keyframe-snapped frames are from their target times."""
+    frames = video.decode_frames(path, times, max_pixels=MAX_PIXELS, sampling="keyframe")
+    errors = [abs(f.timestamp - f.requested) for f in frames]
+    keys = video.keyframe_times(path)
+    interval = (keys[-1] - keys[0]) / (len(keys) - 1)
+    mean = statistics.mean(errors)
+    return {
+        "keyframes": len(keys),
+        "keyframe_interval_s": round(interval, 3),
+        "mean_abs_error_s": round(mean, 3),
+        "max_abs_error_s": round(max(errors), 3),
+        "mean_error_over_interval": round(mean / interval, 3),
+        "target_error_over_interval": KEYFRAME_TARGET_ERROR,
+        "distinct_frames": len({f.timestamp for f in frames}),
+    }
+
+
 def plain(path: Path, times: list[float]) -> int:
     """The obvious loop: seek to each time, decode to the first frame at or after it, to RGB."""
     n = 0
@@ -78,7 +105,7 @@ def plain(path: Path, times: list[float]) -> int:
     return n
 
 
-METHODS = {"ours": ours, "plain": plain}
+METHODS = {"ours": ours, "plain": plain, "keyframe": keyframe}
 
 
 def cpu_seconds(fn, path: Path, times: list[float]) -> tuple[float, float]:
@@ -142,6 +169,11 @@ def main() -> None:
         "ours_wall_s": round(wall["ours"], 3),
         "plain_wall_s": round(wall["plain"], 3),
         "target_ratio": TARGET_RATIO,
+        "keyframe_cpu_s": round(cpu["keyframe"], 3),
+        "keyframe_wall_s": round(wall["keyframe"], 3),
+        "exact_over_keyframe_cpu": round(cpu["ours"] / cpu["keyframe"], 1),
+        "target_exact_over_keyframe_cpu": KEYFRAME_TARGET_SPEEDUP,
+        "keyframe_timing": keyframe_timing(path, times),
         "peak_rss_mb": {m: round(peak_rss_mb(m, path), 1) for m in ("imports_only", *METHODS)},
         "all_runs_cpu_s": {m: [round(c, 3) for c, _ in r] for m, r in runs.items()},
         "settings": {
@@ -160,6 +192,8 @@ def main() -> None:
     log.info("%s", json.dumps(result, indent=2))
     if result["ratio_cpu"] > TARGET_RATIO:
         log.warning("decode_frames takes %.2fx the plain loop's CPU time", result["ratio_cpu"])
+    if result["exact_over_keyframe_cpu"] < KEYFRAME_TARGET_SPEEDUP:
+        log.warning("keyframe sampling saves only %.1fx", result["exact_over_keyframe_cpu"])
 
 
 if __name__ == "__main__":

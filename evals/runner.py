@@ -48,6 +48,17 @@ class EvalOutcome:
     already_done: int  # samples skipped because an earlier run finished them
 
 
+class RequestLimit:
+    """A ChatModel that lets at most `limit` of its requests reach the endpoint at once."""
+
+    def __init__(self, llm: ChatModel, limit: int) -> None:
+        self.llm, self._gate = llm, asyncio.Semaphore(limit)
+
+    async def complete(self, *args, **kwargs):
+        async with self._gate:
+            return await self.llm.complete(*args, **kwargs)
+
+
 def results_path(folder: Path, profile: str) -> Path:
     return folder / f"results_{profile}.json"
 
@@ -109,8 +120,10 @@ async def evaluate(
         video.FRAME_CACHE.set_disk_dir(Path(out_root) / ".frame_cache")
     context = Context(**spec.context)
     board = Board(folder / "board.sqlite")
-    graph = compile_graph(llm, board, checkpointer=InMemorySaver())
-    gate = asyncio.Semaphore(concurrency)
+    # `concurrency` bounds the requests in flight at the endpoint; twice as many samples
+    # are in progress, so preparing and logging some overlaps the others' requests.
+    graph = compile_graph(RequestLimit(llm, concurrency), board, checkpointer=InMemorySaver())
+    gate = asyncio.Semaphore(2 * concurrency)
     scores: list[float] = []
 
     async def run_one(doc_id: int, sample: Sample) -> None:
@@ -190,6 +203,7 @@ async def _run_sample(
                     prompt=prompt,
                     context=context,
                     run_id=run_id if votes == 1 else f"{run_id}-v{k}",
+                    durability="exit",  # a crashed sample is rerun whole, never resumed
                 )
                 for k in range(votes)
             )

@@ -42,6 +42,11 @@ class Context:
     max_parallel: int = _knob(5, "Most crop_video calls served per turn; extras are refused.")
     max_turns: int = _knob(3, "Tool turns before the main agent is forced to answer.")
     overview_frames: int = _knob(64, "Frames sampled uniformly over the whole video.")
+    overview_sampling: Literal["exact", "keyframe"] = _knob(
+        "exact",
+        "Overview frames at the exact uniform times, or at the keyframe nearest each time: "
+        "much less decoding, each frame labelled and traced with its real time.",
+    )
     overview_max_pixels: int = _knob(50_176, "Pixel budget of each overview frame.")
     crop_fps: float = _knob(1.0, "Frame rate at which a sub-agent samples its window.")
     crop_max_frames: int = _knob(16, "Most frames per window (ParaVT allows up to 64).")

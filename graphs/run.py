@@ -13,7 +13,7 @@ import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.graph.state import CompiledStateGraph
 
@@ -58,13 +58,16 @@ async def run_question(
     run_id: str | None = None,
     thread_id: str | None = None,
     on_update: UpdateCallback | None = None,
+    durability: Literal["sync", "async", "exit"] | None = None,
 ) -> RunResult:
     """Run (or resume, if `thread_id` has an unfinished checkpoint) one question.
 
     A missing or unreadable video raises `agents.video.VideoError` before anything starts.
     An endpoint that still fails after retries returns a `failed` result, with the partial
     trace stored on the board; rerunning with the same thread id resumes from the last
-    checkpoint, so finished sub-agents are not asked again.
+    checkpoint, so finished sub-agents are not asked again. `durability` is LangGraph's:
+    "exit" saves one checkpoint when the run ends (a batch that reruns a crashed sample
+    from the start needs no more), the default one per step.
     """
     context = context or Context()
     await asyncio.to_thread(video.probe, video_path)
@@ -93,7 +96,10 @@ async def run_question(
             log.info("thread %s already finished as run %s", thread_id, run_id)
             return await _finished(board, run_id, thread_id)
     try:
-        async for update in graph.astream(payload, config, context=context, stream_mode="updates"):
+        updates = graph.astream(
+            payload, config, context=context, stream_mode="updates", durability=durability
+        )
+        async for update in updates:
             for node, values in update.items():
                 if on_update is not None and isinstance(values, dict):
                     on_update(node, values)

@@ -23,7 +23,13 @@ def make_prepare(board: Board):
         run_id = state.get("run_id") or uuid.uuid4().hex[:12]
         thread_id = str(config.get("configurable", {}).get("thread_id", run_id))
         timestamps = video.overview_timestamps(info.duration, overview_count(info, ctx))
-        overview = prompts.frames_part(info.path, timestamps, ctx.overview_max_pixels)
+        overview = await asyncio.to_thread(  # keyframe sampling reads the file's packets
+            prompts.frames_part,
+            info.path,
+            timestamps,
+            ctx.overview_max_pixels,
+            sampling=ctx.overview_sampling,
+        )
         content = prompts.main_user_content(
             state["question"],
             overview,
