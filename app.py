@@ -29,7 +29,8 @@ from evals.cli import add_eval_commands
 from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.checkpointer import open_checkpointer
-from graphs.context import Context, add_context_arguments, context_from_args
+from graphs.context import Context, add_context_arguments
+from graphs.regime import served_context
 from graphs.report import RunDisplay, judge, result_record
 from graphs.run import RunInProgress, RunResult, run_question
 from graphs.settings import DEFAULT_ENDPOINT, Settings
@@ -313,7 +314,7 @@ async def _run(
     prompt: str | None = None,
     on_update=None,
 ) -> RunResult:
-    context = context_from_args(args, base or Context())
+    context = await served_context(args, base or Context(), settings.endpoint)
     board = Board(settings.board_path)
     async with (
         settings.chat_model() as llm,

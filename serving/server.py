@@ -46,6 +46,7 @@ from serving.engine import (  # noqa: E402
     ensure_tiny_model,
 )
 from serving.messages import convert_messages  # noqa: E402
+from serving.regime import read_regime  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +162,11 @@ def create_app(
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
         card = {"id": name, "object": "model", "created": created, "owned_by": "paravt"}
-        return {"object": "list", "data": [{**card, "root": str(model_dir)}]}
+        entry = {**card, "root": str(model_dir)}
+        regime = read_regime(model_dir)
+        if regime is not None:  # what the checkpoint was trained for (graphs.regime reads it)
+            entry["regime"] = regime.to_dict()
+        return {"object": "list", "data": [entry]}
 
     @app.post("/v1/chat/completions")
     async def chat(req: ChatRequest) -> JSONResponse:
