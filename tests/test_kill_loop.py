@@ -12,6 +12,7 @@ import random
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -34,26 +35,39 @@ from tests.harness import (
 KILLS = 5
 
 
-def kill_at_random_points(command, env, server, rng: random.Random, kills: int) -> list[float]:
-    """Start the CLI, wait until it sends requests, kill it after a random delay; repeat."""
-    delays = []
-    while len(delays) < kills:
+def _lines(log: Path) -> int:
+    return log.read_bytes().count(b"\n") if log.exists() else 0
+
+
+def kill_at_random_points(command, env, server, out: Path, rng: random.Random, kills: int):
+    """Start the CLI, let it log 0-2 more samples, kill it after a random delay; repeat.
+
+    The point is drawn in the run's own progress (samples logged), not in wall time alone:
+    the eval keeps several samples in flight, so how long the first one takes depends on the
+    machine, and a kill drawn in seconds could land before any sample on a slow one.
+    """
+    points = []
+    while len(points) < kills:
         seen = len(server.requests)
+        logged = sum(_lines(log) for log in out.glob("*/samples.jsonl"))
         process = subprocess.Popen(
             command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
+        wanted, delay = rng.randint(0, 2), rng.uniform(0.0, 0.6)
         deadline = time.monotonic() + 120
-        while len(server.requests) == seen and process.poll() is None:
-            assert time.monotonic() < deadline, "the CLI never sent a request"
+        while process.poll() is None and (
+            len(server.requests) == seen
+            or sum(_lines(log) for log in out.glob("*/samples.jsonl")) < logged + wanted
+        ):
+            assert time.monotonic() < deadline, "the CLI made no progress"
             time.sleep(0.01)
-        delay = rng.uniform(0.0, 1.2)
         time.sleep(delay)
         if process.poll() is not None:
             raise AssertionError("the run finished before it could be killed: make it longer")
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
-        delays.append(round(delay, 3))
-    return delays
+        points.append((wanted, round(delay, 3)))
+    return points
 
 
 @pytest.mark.slow
@@ -70,7 +84,7 @@ def test_kill_9_at_random_points_loses_and_duplicates_nothing(tmp_path):
     assert clean.returncode == 0, clean.stderr
     with ScriptedServer(oracle, latency_s=0.3) as server:
         command = eval_command(server.base_url, tmp_path / "data", tmp_path / "killed", options)
-        kill_at_random_points(command, env, server, random.Random(14), KILLS)
+        kill_at_random_points(command, env, server, tmp_path / "killed", random.Random(14), KILLS)
         folder = run_folder(tmp_path / "killed")
         partial = accounting(folder, samples)
         assert 0 < 15 - partial["lost"] < 15, "the kills landed mid-run"
