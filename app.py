@@ -30,6 +30,7 @@ from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.checkpointer import open_checkpointer
 from graphs.context import Context, add_context_arguments
+from graphs.presets import NANO
 from graphs.regime import served_context
 from graphs.report import RunDisplay, judge, result_record
 from graphs.run import RunInProgress, RunResult, run_question
@@ -38,11 +39,8 @@ from graphs.traces import write_jsonl
 from serving import sglang
 
 DEMO_DIR = Path(__file__).parent / "assets" / "demo"
-#: The demo's graph settings: the needle benchmark's (4 overview frames, 128x96 frames, 12
-#: frames per window, 4 parallel calls) with paravt-nano's token caps (bench/nano_eval.py).
-DEMO_CONTEXT = dataclasses.replace(
-    Context(**benchmark.GRAPH_SETTINGS), max_new_tokens=256, summary_max_tokens=48
-)
+#: The demo's graph settings: paravt-nano's trained regime (graphs.presets).
+DEMO_CONTEXT = NANO
 console = Console(stderr=True)
 
 
@@ -320,7 +318,7 @@ async def _run(
         settings.chat_model() as llm,
         open_checkpointer(settings.checkpoint_path) as saver,
     ):
-        graph = compile_graph(llm, board, checkpointer=saver)
+        graph = compile_graph(llm, board, checkpointer=saver, media_roots=settings.roots)
         return await run_question(
             graph,
             board,

@@ -8,9 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from agents.requests import ModelRequest
+
+TextSink = Callable[[str], None]
+"""Receives each piece of generated text as it arrives."""
 
 
 @dataclass(frozen=True)
@@ -128,14 +134,14 @@ def _rebuild_endpoint_error(message: str, kwargs: dict[str, Any]) -> EndpointErr
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """What graph nodes depend on; fakes and recording clients implement it too."""
+    """What graph nodes depend on; fakes, oracles, recording clients and training engines'
+    adapters implement it too. A request (``agents.requests.ModelRequest``) says its role,
+    turn, call and window; an implementation routes on ``request.role``, never on prompt text.
+    ``on_text``, when given, receives the generated text as it streams (a client that cannot
+    stream may call it once with the whole text)."""
 
     async def complete(
-        self,
-        messages: list[dict[str, Any]],
-        params: SamplingParams,
-        *,
-        prefill: str | None = None,
+        self, request: ModelRequest, *, on_text: TextSink | None = None
     ) -> Completion: ...
 
 

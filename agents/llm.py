@@ -4,9 +4,10 @@ Graph nodes depend on the `ChatModel` protocol; `OpenAIChatModel` implements it 
 (SGLang in production, vLLM or any OpenAI-compatible server elsewhere). `base_url`, `api_key`
 and the HTTP client are injectable, so a training engine's proxy can stand in for the server.
 
-Transient failures (connection errors, timeouts, HTTP 408/429/5xx, malformed bodies) are
-retried with exponential backoff and jitter; everything else, and whatever still fails after
-the retries, raises `EndpointError`. An infrastructure failure is never turned into an answer.
+Transient failures (connection errors, timeouts, HTTP 408/429/5xx, malformed bodies, a
+stream that breaks off) are retried with exponential backoff and jitter; everything else, and
+whatever still fails after the retries, raises `EndpointError`. An infrastructure failure is
+never turned into an answer.
 """
 
 from __future__ import annotations
@@ -23,20 +24,28 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpx
-import httpx2
 import openai
 
+try:  # openai 3 talks through httpx2; openai 2 (the AReaL/SGLang pin) through httpx
+    import httpx2
+except ImportError:  # pragma: no cover - only where no package pulls httpx2 in
+    httpx2 = None
+
+from agents.chunks import StreamState, read_chunks
 from agents.completion import (
     ChatModel,
     Completion,
     EndpointError,
     MalformedResponse,
     SamplingParams,
+    TextSink,
     Usage,
     completion_from_body,
     decode_json_object,
     first_model_id,
 )
+from agents.requests import ModelRequest
+from agents.tls import tls_context
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +59,9 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+_HTTPX = (httpx, httpx2) if httpx2 is not None else (httpx,)
+_TIMEOUTS = tuple(m.TimeoutException for m in _HTTPX)
+_REQUEST_ERRORS = tuple(m.RequestError for m in _HTTPX)  # an injected client may be either
 
 DEFAULT_BASE_URL = "http://127.0.0.1:30000/v1"
 RETRYABLE_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
@@ -58,6 +70,16 @@ _START_HINT = (
     "`python -m sglang.launch_server --model-path <model> --port 30000` "
     "(or `python app.py serve` for the tiny local model) and check base_url."
 )
+_STREAM_HINT = "The server dropped the stream mid-answer: check its log (did it crash or restart?)."
+
+
+class _BrokenStream(Exception):
+    """A streamed response broke off after its status (retried like a timeout or connection
+    failure, as `kind` says)."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
 
 
 @dataclass
@@ -66,6 +88,7 @@ class _Failure:
     detail: str
     status: int | None = None
     retry_after_s: float | None = None
+    hint: str | None = None
 
     def summary(self) -> str:
         if self.kind == "status":
@@ -105,6 +128,7 @@ class OpenAIChatModel:
         self.max_backoff_s = max_backoff_s
         self.extra_body: dict[str, Any] = dict(extra_body or {})
         self._model = model
+        self._models: dict[str, Any] | None = None
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._owns_http_client = http_client is None
@@ -113,21 +137,26 @@ class OpenAIChatModel:
             api_key=api_key,
             timeout=timeout,
             max_retries=0,  # retries are ours: one policy, logged, counted in `attempts`
-            http_client=http_client,
+            http_client=http_client or openai.DefaultAsyncHttpxClient(verify=tls_context()),
         )
 
     async def complete(
-        self,
-        messages: list[dict[str, Any]],
-        params: SamplingParams,
-        *,
-        prefill: str | None = None,
+        self, request: ModelRequest, *, on_text: TextSink | None = None
     ) -> Completion:
+        """Send one request (its frames decoded off the event loop); retried as above.
+
+        With ``on_text``, and neither logprobs nor token ids asked for, the request streams
+        (``stream: true`` with usage): ``on_text`` gets each content delta as the server sends
+        it, and the `Completion` is the one the unstreamed request would give. A stream that
+        breaks off is retried from the start, so ``on_text`` then receives the new attempt's
+        text after what the broken one sent. Otherwise (or if the server answers one JSON body
+        anyway) ``on_text`` gets the whole text once."""
         model = await self.model_name()
-        sent = list(messages)
+        sent = await asyncio.to_thread(request.wire)
+        params = request.params
         extra_body = dict(self.extra_body)
-        if prefill is not None:
-            sent.append({"role": "assistant", "content": prefill})
+        if request.prefill is not None:
+            sent.append({"role": "assistant", "content": request.prefill})
             extra_body.update(continue_final_message=True, add_generation_prompt=False)
         if params.return_token_ids:
             extra_body["return_token_ids"] = True
@@ -145,32 +174,92 @@ class OpenAIChatModel:
         if params.logprobs:
             body["logprobs"] = True
         body.update(extra_body)
+        options = {"headers": request.headers()}
+        streams = on_text is not None and not (params.return_token_ids or params.logprobs)
+        whole_body = not streams  # True once an answer came as one JSON body
 
         async def attempt() -> dict[str, Any]:
             # A plain POST: the typed `chat.completions.create` walks every message part
             # through its type transforms, about 20 ms for 64 frames, for nothing.
-            raw = await self._client.post("/chat/completions", body=body, cast_to=httpx2.Response)
+            # cast_to httpx.Response: openai 2 needs it, openai 3 takes it as its legacy type.
+            raw = await self._client.post(
+                "/chat/completions", body=body, cast_to=httpx.Response, options=options
+            )
             return decode_json_object(raw.content)
+
+        async def attempt_stream() -> dict[str, Any]:
+            nonlocal whole_body
+            assert on_text is not None
+            raw = await self._client.post(
+                "/chat/completions",
+                body={**body, "stream": True, "stream_options": {"include_usage": True}},
+                cast_to=httpx.Response,
+                options=options,
+                stream=True,
+            )
+            state = StreamState()
+            try:
+                whole_body = not raw.headers.get("content-type", "").startswith("text/event-stream")
+                if whole_body:  # the server ignored "stream"
+                    return decode_json_object(await raw.aread())
+                return await read_chunks(raw.aiter_lines(), on_text, state)
+            except _TIMEOUTS as exc:
+                detail = f"the stream stalled for {self.timeout:g}s after {state.events} events"
+                raise _BrokenStream("timeout", detail) from exc
+            except _REQUEST_ERRORS as exc:
+                detail = (
+                    f"the stream broke off after {state.events} events "
+                    f"({type(exc).__name__}: {exc})"
+                )
+                raise _BrokenStream("connection", detail) from exc
+            finally:
+                await raw.aclose()
 
         def parse(body: dict[str, Any]) -> Completion:
             return completion_from_body(body, model=model)
 
         completion, latency_s, attempts = await self._with_retries(
-            "chat completion", attempt, parse
+            "chat completion stream" if streams else "chat completion",
+            attempt_stream if streams else attempt,
+            parse,
         )
+        if on_text is not None and whole_body and completion.text:
+            on_text(completion.text)
         return dataclasses.replace(completion, latency_s=latency_s, attempts=attempts)
 
     async def model_name(self) -> str:
         """`model` if given, else the first id served at GET /models (cached)."""
         if self._model is None:
+            self._model = first_model_id(await self._model_list())
+        return self._model
+
+    async def context_length(self) -> int | None:
+        """The served model's context window: ``max_model_len`` of its GET /models entry, as
+        SGLang and vLLM list it; None when the server lists none or does not answer (the
+        next completion then reports the endpoint)."""
+        try:
+            body, name = await self._model_list(), await self.model_name()
+        except EndpointError:
+            return None
+        entries = [e for e in body.get("data") or [] if isinstance(e, dict)]
+        entry = next((e for e in entries if e.get("id") == name), entries[0] if entries else {})
+        length = entry.get("max_model_len")
+        return length if isinstance(length, int) and length > 0 else None
+
+    async def _model_list(self) -> dict[str, Any]:
+        """GET /models, fetched once (retried as completions are)."""
+        if self._models is None:
 
             async def attempt() -> dict[str, Any]:
                 raw = await self._client.models.with_raw_response.list()
                 return decode_json_object(raw.http_response.content)
 
-            name, _, _ = await self._with_retries("model list", attempt, first_model_id)
-            self._model = name
-        return self._model
+            def listed(body: dict[str, Any]) -> dict[str, Any]:
+                first_model_id(body)  # a list with no model is malformed, and retried
+                return body
+
+            self._models, _, _ = await self._with_retries("model list", attempt, listed)
+        return self._models
 
     async def aclose(self) -> None:
         """Close the HTTP client, unless it was injected (then its owner closes it)."""
@@ -214,6 +303,9 @@ class OpenAIChatModel:
             except (openai.APIResponseValidationError, MalformedResponse) as exc:
                 failure = _Failure("malformed", str(exc))
                 error = exc
+            except _BrokenStream as exc:
+                failure = _Failure(exc.kind, str(exc), hint=_STREAM_HINT)
+                error = exc
             else:
                 return result, time.perf_counter() - start, number
             if number == total:
@@ -248,7 +340,7 @@ class OpenAIChatModel:
                 "the request too large? Raise `timeout`, lower concurrency, or check its log."
             )
         elif failure.kind == "connection":
-            message = f"{where} failed: {failure.detail} {tries}. {_START_HINT}"
+            message = f"{where} failed: {failure.detail} {tries}. {failure.hint or _START_HINT}"
         elif failure.kind == "malformed":
             message = (
                 f"{where} returned a malformed response ({failure.detail}) {tries}. Is base_url "

@@ -245,3 +245,14 @@ def count_frames(messages: Iterable[Mapping[str, Any]]) -> int:
         if isinstance(content, list):
             total += sum(len(p["timestamps"]) for p in content if p.get("type") == FRAMES_PART)
     return total
+
+
+def merge_text_parts(parts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Join adjacent text parts, so a text-only message is a single text part."""
+    merged: list[dict[str, Any]] = []
+    for part in parts:
+        if part.get("type") == "text" and merged and merged[-1].get("type") == "text":
+            merged[-1] = {"type": "text", "text": merged[-1]["text"] + part["text"]}
+        else:
+            merged.append(dict(part))
+    return merged

@@ -84,3 +84,35 @@ def timestamp_text(t: float) -> str:
     '<12.5 seconds>'
     """
     return f"<{t:.1f} seconds>"
+
+
+def overview_count(codec: str, duration: float, frames: int) -> int:
+    """Overview frames for the media: one for an image, at most one per page for a deck,
+    else ``frames``.
+
+    >>> [overview_count(c, d, 64) for c, d in (("image", 1.0), ("pages", 5.0), ("h264", 60))]
+    [1, 5, 64]
+    """
+    if codec == "image":
+        return 1
+    if codec == "pages":
+        return min(frames, int(duration))
+    return frames
+
+
+def window_plan(
+    codec: str, start: float, end: float, *, fps: float, max_frames: int
+) -> tuple[list[float], list[float] | None]:
+    """(frame times, region) of one crop window. An image's window is a band of its height
+    (one frame, region [start, end]); a deck shows one page per second whatever ``fps`` says;
+    a video is sampled at ``fps``, at most ``max_frames``.
+
+    >>> window_plan("image", 0.5, 1.0, fps=1, max_frames=16)
+    ([0.0], [0.5, 1.0])
+    >>> window_plan("pages", 1.0, 3.0, fps=4, max_frames=16)
+    ([1.0, 2.0], None)
+    """
+    if codec == "image":
+        return [0.0], [start, end]
+    rate = 1.0 if codec == "pages" else fps
+    return window_timestamps(start, end, fps=rate, max_frames=max_frames), None

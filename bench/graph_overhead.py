@@ -33,6 +33,7 @@ from graphs.builder import compile_graph  # noqa: E402
 from graphs.context import Context  # noqa: E402
 from graphs.run import run_question  # noqa: E402
 from serving.launch import endpoint_ready, free_port  # noqa: E402
+from serving.scripted import role_of  # noqa: E402
 
 CALLS = (
     '\n</think>\n<tool_call>\n{"name": "crop_video", "arguments": {"start_time": 10, '
@@ -42,7 +43,7 @@ CALLS = (
 
 
 def reply(body: dict) -> str:
-    if "describe video clips" in str(body["messages"][0]["content"]):
+    if role_of(body) == "sub_agent":
         return "a red circle at 12 seconds"
     if "<tool_response>" in str(body["messages"][-2:]):
         return "\n</think>\n<answer>A</answer>"

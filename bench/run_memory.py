@@ -21,13 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.video_decode import ensure_ffmpeg, ensure_input  # noqa: E402
-from serving.scripted import ScriptedServer  # noqa: E402
+from serving.scripted import ScriptedServer, role_of  # noqa: E402
 
 WINDOWS = [(30, 60), (150, 180), (270, 300), (390, 420), (510, 540)]
 
 
 def reply(body: dict) -> str:
-    if "describe video clips" in str(body["messages"][0]["content"]):
+    if role_of(body) == "sub_agent":
         return "A test pattern with a moving colour bar and a running clock."
     if "<tool_response>" in str(body["messages"][-2:]):
         return "\n</think>\n<answer>A</answer>"
@@ -90,9 +90,7 @@ def main() -> None:
             time.sleep(0.05)
         stdout, stderr = process.communicate()
         wall = time.perf_counter() - start
-        sub_requests = sum(
-            "describe video clips" in str(b["messages"][0]["content"]) for b in server.requests
-        )
+        sub_requests = sum(role_of(b) == "sub_agent" for b in server.requests)
     if process.returncode != 0:
         raise SystemExit(f"the run failed:\n{stderr}")
     peak_mb = peak_kb / 1024

@@ -6,12 +6,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agents.scoring.length import answer_length
+from graphs.traces import call_role
 
 
 def sample_cost(trace: Mapping[str, Any], wall_s: float) -> dict[str, Any]:
     """What one sample cost; every frame is counted each time a request encodes it."""
     calls = trace["model_calls"]
-    main = [c for c in calls if c["agent"] == "main"]
+    main = [c for c in calls if call_role(c) == "main"]
     overview = len(trace["overview"]["timestamps"]) if trace.get("overview") else 0
     frames_main = sum(c["frames_encoded"] for c in main)
     violations = trace.get("violations", [])

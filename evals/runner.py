@@ -15,6 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agents import video
 from agents.completion import ChatModel
+from agents.sampling import overview_count
 from agents.scoring.extract import extract_answer
 from agents.video import VideoError
 from evals.costs import sample_cost, sum_costs
@@ -27,7 +28,6 @@ from evals.tasks.base import LoadResult, Task
 from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.context import Context
-from graphs.nodes.prepare import overview_count
 from graphs.run import run_question
 
 log = logging.getLogger(__name__)
@@ -189,7 +189,8 @@ async def _run_sample(
         prompt = sample.prompt
         if task.render_prompt is not None:
             info = await asyncio.to_thread(video.probe, sample.media)
-            times = video.overview_timestamps(info.duration, overview_count(info, context))
+            count = overview_count(info.codec, info.duration, context.overview_frames)
+            times = video.overview_timestamps(info.duration, count)
             prompt = task.render_prompt(sample, times)
         results = await asyncio.gather(
             *(

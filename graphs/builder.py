@@ -1,16 +1,20 @@
 """The whole machine: every node and edge of the ParaVT graph, wired in one place.
 
     START -> prepare -> main_agent --(final)--> length_gate --> finish -> END
-               |          |  ^   ^------(too short, once)-----'
-               |  Send per call  |
-               v          v      |
+               |          |  ^   ^------(too short, once)-----'   ^
+               |  Send per call  |                                |
+               v          v      |      prepare --(nothing to run)'
              sub_agent --Send--> verify_gate -> collect
 
 prepare sends the scanner first in two-agent mode. The verify and length gates are always
-wired and pass through when switched off.
+wired and pass through when switched off. Every node is guarded (graphs.lifecycle): however
+a run ends, in whatever process, the board says how.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -19,6 +23,7 @@ from langgraph.types import Checkpointer
 from agents.completion import ChatModel
 from graphs.board import Board
 from graphs.context import Context
+from graphs.lifecycle import guarded
 from graphs.nodes.collect import collect
 from graphs.nodes.finish import make_finish
 from graphs.nodes.length_gate import length_gate
@@ -26,25 +31,45 @@ from graphs.nodes.main_agent import make_main_agent
 from graphs.nodes.prepare import make_prepare
 from graphs.nodes.sub_agent import make_sub_agent
 from graphs.nodes.verify_gate import make_verify_gate
+from graphs.presets import preset_schema
 from graphs.routing import route_after_length, route_after_main, route_after_prepare
 from graphs.state import InputState, OutputState, State
 
 
-def build_graph(llm: ChatModel, board: Board) -> StateGraph:
-    """The uncompiled graph; compile it with the checkpointer the caller needs."""
+def build_graph(
+    llm: ChatModel,
+    board: Board,
+    *,
+    media_roots: Sequence[Path] | None = None,
+    preset: Context | None = None,
+) -> StateGraph:
+    """The uncompiled graph; compile it with the checkpointer the caller needs. A chat may
+    name media under ``media_roots`` (default: the working folder); a run that sends no
+    settings gets ``preset`` (default: Context's own defaults)."""
+    roots = tuple(media_roots) if media_roots else (Path.cwd().resolve(),)
+    preset = preset or Context()
     graph = StateGraph(
-        State, context_schema=Context, input_schema=InputState, output_schema=OutputState
+        State,
+        context_schema=preset_schema(preset),
+        input_schema=InputState,
+        output_schema=OutputState,
     )
-    graph.add_node("prepare", make_prepare(board))
-    graph.add_node("main_agent", make_main_agent(llm))
-    graph.add_node("sub_agent", make_sub_agent(llm), destinations=("verify_gate",))
-    graph.add_node("verify_gate", make_verify_gate(llm, board))
-    graph.add_node("collect", collect)
-    graph.add_node("length_gate", length_gate)
-    graph.add_node("finish", make_finish(board))
+
+    def node(name: str, fn, **kwargs) -> None:
+        graph.add_node(name, guarded(fn, board, preset), **kwargs)
+
+    node("prepare", make_prepare(board, roots, llm))
+    node("main_agent", make_main_agent(llm))
+    node("sub_agent", make_sub_agent(llm), destinations=("verify_gate",))
+    node("verify_gate", make_verify_gate(llm, board))
+    node("collect", collect)
+    node("length_gate", length_gate)
+    node("finish", make_finish(board))
 
     graph.add_edge(START, "prepare")
-    graph.add_conditional_edges("prepare", route_after_prepare, ["sub_agent", "main_agent"])
+    graph.add_conditional_edges(
+        "prepare", route_after_prepare, ["sub_agent", "main_agent", "finish"]
+    )
     graph.add_conditional_edges(
         "main_agent", route_after_main, ["sub_agent", "collect", "length_gate"]
     )
@@ -56,7 +81,15 @@ def build_graph(llm: ChatModel, board: Board) -> StateGraph:
 
 
 def compile_graph(
-    llm: ChatModel, board: Board, *, checkpointer: Checkpointer = None
+    llm: ChatModel,
+    board: Board,
+    *,
+    checkpointer: Checkpointer = None,
+    media_roots: Sequence[Path] | None = None,
+    preset: Context | None = None,
+    name: str = "paravt",
 ) -> CompiledStateGraph:
-    """Compile without a checkpointer (Studio), with AsyncSqliteSaver (CLI) or InMemorySaver."""
-    return build_graph(llm, board).compile(checkpointer=checkpointer, name="paravt")
+    """Compile without a checkpointer (Studio), with AsyncSqliteSaver (CLI) or InMemorySaver.
+    ``name`` is what a LangGraph server calls the graph's assistant."""
+    graph = build_graph(llm, board, media_roots=media_roots, preset=preset)
+    return graph.compile(checkpointer=checkpointer, name=name)

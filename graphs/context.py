@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import types
-import typing
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
+
+from graphs.flags import add_dataclass_flags, given
 
 
 def _knob(default, description: str):
@@ -85,6 +85,14 @@ class Context:
     think_prefix: bool = _knob(
         True, "Prefill the main agent's turn with '<think>\\n' (needs continue_final_message)."
     )
+    default_video: str | None = _knob(
+        None,
+        "The video (or deck folder, or image) a chat is about, when its messages do not name "
+        "one; a path under the media roots.",
+    )
+    earlier_notes: bool = _knob(
+        False, "Follow-up questions on a thread also read the notes of its earlier questions."
+    )
 
     def __post_init__(self) -> None:
         bad = [name for name, (ok, _) in LIMITS.items() if not ok(getattr(self, name))]
@@ -100,46 +108,9 @@ class Context:
 
 def add_context_arguments(parser: argparse.ArgumentParser) -> None:
     """One `--flag` per Context field, its description as the help text."""
-    hints = typing.get_type_hints(Context)
-    group = parser.add_argument_group("run settings (graph Context)")
-    for f in fields(Context):
-        flag = "--" + f.name.replace("_", "-")
-        kind = hints[f.name]
-        help_text = f"{f.metadata['description']} (default: {f.default})"
-        if kind is bool:
-            group.add_argument(
-                flag, action=argparse.BooleanOptionalAction, default=None, help=help_text
-            )
-        elif typing.get_origin(kind) is Literal:
-            group.add_argument(flag, choices=typing.get_args(kind), default=None, help=help_text)
-        else:
-            if typing.get_origin(kind) in (typing.Union, types.UnionType):
-                kind = next(a for a in typing.get_args(kind) if a is not type(None))
-            group.add_argument(flag, type=_checked(f.name, kind), default=None, help=help_text)
-
-
-def _checked(name: str, kind: type) -> Callable[[str], object]:
-    """An argparse type that converts the text and holds it to the field's LIMITS."""
-    ok, what = LIMITS.get(name, (lambda v: True, ""))
-
-    def convert(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a valid {kind.__name__}") from None
-        if not ok(value):
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text}")
-        return value
-
-    convert.__name__ = kind.__name__  # argparse names the type in its messages
-    return convert
+    add_dataclass_flags(parser, Context, "run settings (graph Context)", limits=LIMITS)
 
 
 def context_from_args(args: argparse.Namespace, base: Context | None = None) -> Context:
     """The Context with every flag the user gave applied over `base`."""
-    given = {
-        f.name: getattr(args, f.name)
-        for f in fields(Context)
-        if getattr(args, f.name, None) is not None
-    }
-    return replace(base or Context(), **given)
+    return replace(base or Context(), **given(Context, args))

@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from agents.tls import tls_context
 from graphs.context import Context, context_from_args
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,7 @@ async def served_regime(endpoint: str, *, timeout: float = 5.0) -> dict[str, Any
     """The ``regime`` of the first model served at `endpoint` (GET /models), or None when the
     server records none or does not answer (the run itself then reports the endpoint)."""
     try:
-        async with httpx.AsyncClient(timeout=timeout) as client:
+        async with httpx.AsyncClient(timeout=timeout, verify=tls_context()) as client:
             response = await client.get(endpoint.rstrip("/") + "/models")
             response.raise_for_status()
             data = response.json().get("data") or []

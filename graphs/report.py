@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from agents.protocol import parse
+from agents.protocol import parse, with_prefix
 from agents.scoring.accuracy import accuracy_reward
 from agents.synthetic import QAItem
 from graphs.run import RunResult
@@ -19,12 +20,16 @@ class RunDisplay:
 
     def __init__(self, out: Console):
         self.out = out
+        # rich's default highlighter runs a dozen regexes over every line, about 3 ms a line
+        self.print = functools.partial(out.print, highlight=False)
         self.sub_calls: dict[str, dict[str, Any]] = {}  # "sub:turn:index" -> model call
 
     def __call__(self, node: str, values: dict[str, Any]) -> None:
-        if node == "prepare":
+        if node == "prepare" and values.get("refusal"):
+            self.print(f"[red]refused[/red] {escape(values['refusal'])}")
+        elif node == "prepare":
             times = ", ".join(f"{t:g}" for t in values["overview"]["timestamps"])
-            self.out.print(
+            self.print(
                 f"[cyan]overview[/cyan] {len(values['overview']['timestamps'])} frames at "
                 f"{times} s of a {values['duration']:g} s video"
             )
@@ -38,27 +43,26 @@ class RunDisplay:
 
     def _main_turn(self, values: dict[str, Any]) -> None:
         call = values["model_calls"][0]
-        text = values["messages"][0].content
+        text, prefill = call["completion"]["text"], call["prefill"]
+        text = with_prefix(text, prefill) if prefill else text  # the turn as the model wrote it
         think = parse(text).think
-        self.out.print(f"[cyan]main agent[/cyan] turn {call['turn']}: {_timing(call)}")
+        self.print(f"[cyan]main agent[/cyan] turn {call['turn']}: {_timing(call)}")
         label, shown = ("think", think) if think else ("wrote", text)  # no think: show the text
-        self.out.print(f"  {label}: {escape(_short(' '.join(shown.split()), 200))}")
+        self.print(f"  {label}: {escape(_short(' '.join(shown.split()), 200))}")
         served = [c for c in values.get("calls", []) if c["error"] is None]
         if served:
             windows = ", ".join(f"{c['start']:g}-{c['end']:g} s" for c in served)
-            self.out.print(f"  {len(served)} parallel crop_video calls: {windows}")
+            self.print(f"  {len(served)} parallel crop_video calls: {windows}")
         for refused in (c for c in values.get("calls", []) if c["error"] is not None):
-            self.out.print(
-                f"  [red]refused[/red] call #{refused['index']}: {escape(refused['error'])}"
-            )
+            self.print(f"  [red]refused[/red] call #{refused['index']}: {escape(refused['error'])}")
         if values.get("status") in ("answered", "no_answer"):
-            self.out.print(f"  {values['status']}: {values.get('answer')!r}")
+            self.print(f"  {values['status']}: {values.get('answer')!r}")
 
     def _note(self, result: dict[str, Any]) -> None:
         call = self.sub_calls.get(f"sub:{result['turn']}:{result['index']}")
         timing = f", {_timing(call)}" if call else ""
         verdict = f" [{result['verdict']}]" if result["verdict"] else ""
-        self.out.print(
+        self.print(
             f"[cyan]sub-agent[/cyan] #{result['index']} {result['start']:g}-{result['end']:g} s "
             f"({len(result['timestamps'])} frames{timing}){escape(verdict)}: "
             f"{escape(_short(result['content'], 160))}"
@@ -69,7 +73,7 @@ class RunDisplay:
     ) -> None:
         """The answer, its verdict against the expected answer (if any), and the run's cost."""
         if result.status == "failed":
-            self.out.print(
+            self.print(
                 f"[red]run {result.run_id} failed:[/red] {escape(str(result.error))}\n"
                 f"resume it with --thread-id {result.thread_id}"
             )
@@ -78,15 +82,15 @@ class RunDisplay:
             if expected is not None:
                 verdict = "[green]right[/green]" if correct else "[red]wrong[/red]"
                 line += f", expected {expected!r}: {verdict}"
-            self.out.print(line)
+            self.print(line)
         cost = (result.trace or {}).get("cost")
         if cost:
-            self.out.print(
+            self.print(
                 f"[bold]total[/bold] {wall_s:.1f} s wall, {cost['model_calls']} model calls "
                 f"({cost['latency_s']:.1f} s), {cost['prompt_tokens']}+"
                 f"{cost['completion_tokens']} tokens, {cost['frames_encoded']} frames encoded"
             )
-        self.out.print(f"run {result.run_id} is on the board: app.py board {result.run_id}")
+        self.print(f"run {result.run_id} is on the board: app.py board {result.run_id}")
 
 
 def _timing(call: dict[str, Any]) -> str:

@@ -9,8 +9,11 @@ from langgraph.types import Send
 from graphs.state import State, SubAgentTask
 
 
-def route_after_prepare(state: State) -> list[Send] | Literal["main_agent"]:
-    """The scanner's pass (two-agent mode) runs before the main agent's first turn."""
+def route_after_prepare(state: State) -> list[Send] | Literal["main_agent", "finish"]:
+    """Nothing to run -> finish; the scanner's pass (two-agent mode) runs before the main
+    agent's first turn."""
+    if state.get("refusal"):
+        return "finish"
     return _sends(state) or "main_agent"
 
 
@@ -22,15 +25,18 @@ def route_after_main(state: State) -> list[Send] | Literal["collect", "length_ga
 
 
 def _sends(state: State) -> list[Send]:
-    """One sub-agent per runnable call of the current turn."""
-    turn = state["turn"]
-    earlier = [r for r in state.get("tool_results", []) if r["turn"] < turn]
+    """One sub-agent per runnable call of the current turn of the current run."""
+    run_id, turn = state["run_id"], state["turn"]
+    earlier = [
+        r for r in state.get("tool_results", []) if r["run_id"] == run_id and r["turn"] < turn
+    ]
     return [
         Send(
             "sub_agent",
             SubAgentTask(
-                run_id=state["run_id"],
+                run_id=run_id,
                 video=state["video"],
+                media=state.get("media", "video"),
                 question=state["question"],
                 turn=turn,
                 index=call["index"],
@@ -40,7 +46,7 @@ def _sends(state: State) -> list[Send]:
             ),
         )
         for call in state["calls"]
-        if call["turn"] == turn and call["error"] is None
+        if call["run_id"] == run_id and call["turn"] == turn and call["error"] is None
     ]
 
 

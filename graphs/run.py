@@ -150,6 +150,6 @@ async def _finished(board: Board, run_id: str, thread_id: str) -> RunResult:
         answer=trace["answer"],
         final_text=trace["final_text"],
         final_reply=trace.get("final_reply"),
-        error=None,
+        error=trace.get("error"),
         trace=trace,
     )

@@ -22,6 +22,7 @@ class Settings:
     home: Path = Path(".paravt")
     board_db: Path | None = None
     checkpoint_db: Path | None = None
+    media_roots: str = ""  # os.pathsep-separated folders chats may name media under
 
     @property
     def board_path(self) -> Path:
@@ -30,6 +31,12 @@ class Settings:
     @property
     def checkpoint_path(self) -> Path:
         return self.checkpoint_db or self.home / "checkpoints.sqlite"
+
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        """Where a chat may name its video: ``PARAVT_MEDIA_ROOTS``, else the working folder."""
+        named = [Path(p).expanduser() for p in self.media_roots.split(os.pathsep) if p.strip()]
+        return tuple(p.resolve() for p in named) or (Path.cwd().resolve(),)
 
     def chat_model(self) -> OpenAIChatModel:
         """The OpenAI-compatible client these settings describe."""

@@ -11,6 +11,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypedDict
 
+from agents.completion import Completion
+from agents.requests import ModelRequest
 from graphs.context import Context
 from graphs.state import CallRecord, ModelCall, ToolResult
 
@@ -55,11 +57,18 @@ class Trace(TypedDict):
 def build_trace(
     values: Mapping[str, Any], context: Context, *, thread_id: str, error: str | None = None
 ) -> Trace:
-    """A trace from graph state values (complete, or partial for a failed run)."""
-    model_calls = list(values.get("model_calls", []))
+    """The trace of the thread's current run, from graph state values (complete, or partial
+    for a failed run): only that run's records (a thread's earlier questions are their own
+    runs)."""
+    run_id = values.get("run_id", "")
+
+    def mine(key: str) -> list:
+        return [r for r in values.get(key, []) if r.get("run_id", run_id) == run_id]
+
+    model_calls, calls = mine("model_calls"), mine("calls")
     return Trace(
         trace_version=TRACE_VERSION,
-        run_id=values.get("run_id", ""),
+        run_id=run_id,
         thread_id=thread_id,
         video=values.get("video", ""),
         duration=values.get("duration"),
@@ -69,18 +78,41 @@ def build_trace(
         settings=asdict(context),
         overview=values.get("overview"),
         model_calls=model_calls,
-        tool_calls=list(values.get("calls", [])),
-        notes=list(values.get("tool_results", [])),
-        violations=list(values.get("violations", [])),
+        tool_calls=calls,
+        notes=mine("tool_results"),
+        violations=[v["found"] for v in mine("violations")],
         turns=values.get("turn", 0),
         answer=values.get("answer"),
         final_text=values.get("final_text"),
         final_reply=values.get("final_reply"),
         status="failed" if error else values.get("status", "running"),
         error=error,
-        cost=total_cost(model_calls, tool_calls=len(values.get("calls", []))),
+        cost=total_cost(model_calls, tool_calls=len(calls)),
         written_at=time.time(),
     )
+
+
+def model_call(run_id: str, request: ModelRequest, completion: Completion) -> ModelCall:
+    """The trace's record of one request and what came back (frames as references)."""
+    return ModelCall(
+        run_id=run_id,
+        agent=request.agent,
+        role=request.role,
+        turn=request.turn,
+        messages=request.messages,
+        prefill=request.prefill,
+        completion=completion.to_record(),
+        frames_encoded=request.frame_count,
+    )
+
+
+def call_role(call: Mapping[str, Any]) -> str:
+    """A traced model call's role (agents.requests.Role); traces written before roles were
+    recorded name it only in ``agent`` ("main", "sub:<t>:<i>", "verify:<t>:<i>")."""
+    if call.get("role"):
+        return call["role"]
+    agent = call.get("agent", "")
+    return {"sub": "sub_agent", "verify": "verifier"}.get(agent.split(":", 1)[0], agent)
 
 
 def total_cost(model_calls: Iterable[Mapping[str, Any]], *, tool_calls: int) -> Cost:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -26,9 +26,18 @@ from transformers import (
     StoppingCriteriaList,
 )
 
-_END_TOKENS = ("<|im_end|>", "<|endoftext|>")
+from serving.detokenize import END_TOKENS as _END_TOKENS
+from serving.detokenize import TextPieces, reply_text
+
 #: Vision tokens are never generated: text holding them cannot be sent back as a prompt.
 _NEVER_GENERATE = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>")
+
+
+def never_generated(tokenizer, vocab_size: int) -> list[int]:
+    """Token ids sampling must never produce: vision placeholders and the unused tail of the
+    embedding matrix (ids the tokenizer does not know)."""
+    never = [tokenizer.convert_tokens_to_ids(t) for t in _NEVER_GENERATE]
+    return sorted({i for i in never if i is not None} | set(range(len(tokenizer), vocab_size)))
 
 
 class RequestError(Exception):
@@ -89,33 +98,13 @@ class _StopOnText(StoppingCriteria):
         return torch.full((input_ids.shape[0],), done, dtype=torch.bool)
 
 
-class LocalVLM:
-    """One Qwen-VL checkpoint on the CPU: prompt building and serialised generation."""
+class ChatRenderer:
+    """Chat-template messages and images -> a ``Prompt``, exactly as the server renders them;
+    needs no weights (training renders with it for a policy held elsewhere)."""
 
-    def __init__(
-        self, model_dir: str | Path, *, threads: int = 1, default_max_tokens: int = 2048
-    ) -> None:
-        self.threads, self.default_max_tokens = threads, default_max_tokens
-        torch.set_num_threads(threads)
-        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
-        self.image_processor = AutoImageProcessor.from_pretrained(model_dir)
-        self.model = AutoModelForImageTextToText.from_pretrained(model_dir, dtype=torch.float32)
-        self.model.eval()
-        self.lock = threading.Lock()
-        config = self.model.config
-        self.image_token_id = config.image_token_id
-        self.max_len = getattr(config.get_text_config(), "max_position_embeddings", 32768)
-        tok = self.tokenizer
-        self.end_ids = [i for i in map(tok.convert_tokens_to_ids, _END_TOKENS) if i is not None]
-        self.end_ids = sorted({*self.end_ids, *self._generation_eos()})
-        self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else self.end_ids[0]
-        vocab = config.get_text_config().vocab_size
-        never = [tok.convert_tokens_to_ids(t) for t in _NEVER_GENERATE]
-        self.suppress = sorted({i for i in never if i is not None} | set(range(len(tok), vocab)))
-
-    def _generation_eos(self) -> list[int]:
-        eos = self.model.generation_config.eos_token_id
-        return [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
+    def __init__(self, tokenizer, image_processor, image_token_id: int) -> None:
+        self.tokenizer, self.image_processor = tokenizer, image_processor
+        self.image_token_id = image_token_id
 
     def build_prompt(
         self,
@@ -171,8 +160,45 @@ class LocalVLM:
             expanded.extend([token] * next(slots) if token == self.image_token_id else [token])
         return Prompt(expanded, sum(counts), vision)
 
-    def generate(self, prompt: Prompt, settings: GenerationSettings) -> Completion:
-        """Generate one completion; serialised by ``self.lock`` (one model, one request)."""
+
+class LocalVLM(ChatRenderer):
+    """One Qwen-VL checkpoint on the CPU: prompt building and serialised generation."""
+
+    def __init__(
+        self, model_dir: str | Path, *, threads: int = 1, default_max_tokens: int = 2048
+    ) -> None:
+        self.threads, self.default_max_tokens = threads, default_max_tokens
+        torch.set_num_threads(threads)
+        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        self.image_processor = AutoImageProcessor.from_pretrained(model_dir)
+        self.model = AutoModelForImageTextToText.from_pretrained(model_dir, dtype=torch.float32)
+        self.model.eval()
+        self.lock = threading.Lock()
+        config = self.model.config
+        self.image_token_id = config.image_token_id
+        self.max_len = getattr(config.get_text_config(), "max_position_embeddings", 32768)
+        tok = self.tokenizer
+        self.end_ids = [i for i in map(tok.convert_tokens_to_ids, _END_TOKENS) if i is not None]
+        self.end_ids = sorted({*self.end_ids, *self._generation_eos()})
+        self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else self.end_ids[0]
+        self.suppress = never_generated(tok, config.get_text_config().vocab_size)
+
+    def _generation_eos(self) -> list[int]:
+        eos = self.model.generation_config.eos_token_id
+        return [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
+
+    def generate(
+        self,
+        prompt: Prompt,
+        settings: GenerationSettings,
+        *,
+        on_text: Callable[[str], None] | None = None,
+    ) -> Completion:
+        """Generate one completion; serialised by ``self.lock`` (one model, one request).
+
+        ``on_text`` (optional) gets the reply's text piece by piece as it is generated (in
+        this thread); the pieces join to the completion's text. An exception it raises
+        stops the generation and propagates."""
         budget = self.max_len - len(prompt.input_ids)
         if budget <= 0:
             raise RequestError(f"prompt of {len(prompt.input_ids)} tokens exceeds {self.max_len}")
@@ -188,6 +214,12 @@ class LocalVLM:
         mm_types = (input_ids == self.image_token_id).long()
         stops = [s for s in settings.stop if s]
         sampling = self._sampling(settings)
+        skip = settings.skip_special_tokens
+        pieces = None
+        if on_text is not None:
+            pieces = TextPieces(
+                self.tokenizer, on_text, self.end_ids, stops, skip_special_tokens=skip
+            )
         with self.lock, torch.inference_mode():
             torch.set_num_threads(self.threads)
             if settings.seed is not None:
@@ -207,17 +239,16 @@ class LocalVLM:
                 return_dict_in_generate=True,
                 output_logits=settings.logprobs,
                 output_scores=settings.logprobs,
+                streamer=pieces,
                 **sampling,
             )
         token_ids = out.sequences[0, len(prompt.input_ids) :].tolist()
-        text = self.tokenizer.decode(token_ids, skip_special_tokens=settings.skip_special_tokens)
-        ended = bool(token_ids) and token_ids[-1] in self.end_ids
-        for end in _END_TOKENS if ended else ():
-            text = text.removesuffix(end)
-        hits = [text.index(s) for s in stops if s in text]
-        if hits:
-            text = text[: min(hits)]
-        finish = "stop" if ended or hits or len(token_ids) < max_new else "length"
+        text, ended, hit = reply_text(
+            self.tokenizer, token_ids, self.end_ids, stops, skip_special_tokens=skip
+        )
+        if pieces is not None:
+            pieces.flush(text)
+        finish = "stop" if ended or hit or len(token_ids) < max_new else "length"
         logprobs = None
         if settings.logprobs:
             steps = out.logits if settings.logprobs_mode == "raw" else out.scores

@@ -2,8 +2,9 @@
 
 Used by tests and benchmarks wherever a model endpoint is needed but a model is not: fan-out
 timing (each request sleeps its latency in its own handler thread, so concurrent requests
-overlap), retries and failures (status codes, delays, garbage bodies), and zero-latency
-orchestration benchmarks. Standard library only.
+overlap), retries and failures (status codes, delays, garbage bodies, streams cut short), and
+zero-latency orchestration benchmarks. A ``stream: true`` request gets its reply as SSE
+chunks, word by word (`serving.sse`). Standard library only.
 
     with ScriptedServer(["first reply", "second reply"], latency_s=0.2) as server:
         client = OpenAIChatModel(server.base_url)
@@ -33,9 +34,19 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from serving.sse import CONTENT_TYPE, DONE, ChunkStream, wants_usage, words
+
 log = logging.getLogger(__name__)
 
-__all__ = ["Reply", "Responder", "ScriptedServer", "main"]
+__all__ = ["CALLER", "Reply", "Responder", "ScriptedServer", "main", "role_of"]
+
+CALLER = "_caller"
+"""Key under which each recorded request holds its caller's role, turn and call."""
+
+
+def role_of(request: dict[str, Any]) -> str | None:
+    """The role the client declared for a recorded request ("main", "sub_agent", ...)."""
+    return (request.get(CALLER) or {}).get("role")
 
 
 @dataclass
@@ -61,6 +72,13 @@ class Reply:
     """Reported finish reason (e.g. "length" to imitate truncation)."""
     drop: bool = False
     """Close the connection without answering (after the delay), as a dying server does."""
+    chunk_delay_s: float = 0.0
+    """Stream: seconds to wait before each content chunk."""
+    cut_after: int | None = None
+    """Stream: close the connection after this many content chunks, before the finish."""
+    before_chunk: Callable[[int], object] | None = None
+    """Stream: called with each content chunk's index before it is sent (in the handler
+    thread; a test can hold the stream there until its client has seen earlier chunks)."""
 
 
 Responder = Callable[[dict[str, Any]], str | Reply]
@@ -184,6 +202,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"status": "ok"})
         elif path == "/v1/models":
             model = {"id": scripted.model, "object": "model", "created": 0, "owned_by": "scripted"}
+            if scripted.max_model_len is not None:
+                model["max_model_len"] = scripted.max_model_len
             self._send_json(200, {"object": "list", "data": [model]})
         else:
             self._send_json(404, _error_body(404, f"no route GET {path}"))
@@ -203,6 +223,11 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
             self._send_json(400, _error_body(400, "request needs a 'messages' list"))
             return
+        request[CALLER] = {  # who asked: the client's role headers (agents.requests)
+            key: self.headers.get(header)
+            for key, header in (("role", "X-Paravt-Role"), ("turn", "X-Paravt-Turn"),
+                                ("call", "X-Paravt-Call"))
+        }  # fmt: skip
         scripted = self.server.scripted
         scripted._record(request)
         try:
@@ -218,17 +243,60 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # server stopping: drop it as a dying server would
             return
         if reply.drop:
-            self.close_connection = True
-            with contextlib.suppress(OSError):
-                self.connection.shutdown(socket.SHUT_RDWR)
+            self._drop()
             return
         if reply.raw_body is not None:
             headers = {"Content-Type": "text/plain; charset=utf-8", **reply.headers}
             self._send(reply.status, reply.raw_body, headers)
         elif reply.status != 200:
             self._send_json(reply.status, _error_body(reply.status, reply.text), reply.headers)
+        elif request.get("stream"):
+            self._send_stream(request, reply, _completion_body(request, reply, scripted.model))
         else:
             self._send_json(200, _completion_body(request, reply, scripted.model), reply.headers)
+
+    def _drop(self) -> None:
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _send_stream(self, request: dict[str, Any], reply: Reply, body: dict[str, Any]) -> None:
+        """Send ``body``'s text as SSE chunks, word by word, with chunked transfer encoding."""
+        chunks = ChunkStream.like(body, include_usage=wants_usage(request))
+        pieces = words(reply.text)
+        cut = reply.cut_after is not None
+        try:
+            self.send_response(200)
+            for name, value in {"Content-Type": CONTENT_TYPE, **reply.headers}.items():
+                self.send_header(name, value)
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self._write_chunk(chunks.start())
+            for index, piece in enumerate(pieces[: reply.cut_after] if cut else pieces):
+                if reply.before_chunk is not None:
+                    reply.before_chunk(index)
+                if reply.chunk_delay_s > 0 and self.server.scripted._stopping.wait(
+                    reply.chunk_delay_s
+                ):
+                    cut = True  # server stopping: end as a dying server would
+                    break
+                self._write_chunk(chunks.text(piece))
+            if cut:
+                self._drop()
+                return
+            self._write_chunk(chunks.finish(reply.finish_reason))
+            if chunks.include_usage:
+                self._write_chunk(chunks.usage(body["usage"]))
+            self._write_chunk(DONE)
+            self.wfile.write(b"0\r\n\r\n")  # the last chunk of the HTTP body
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%X\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
 
     def _send_json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(body).encode()
@@ -291,10 +359,12 @@ class ScriptedServer:
         model: str = "scripted",
         host: str = "127.0.0.1",
         port: int = 0,
+        max_model_len: int | None = None,
     ) -> None:
         self._responder = _as_responder(responder)
         self.latency_s = latency_s
         self.model = model
+        self.max_model_len = max_model_len  # listed at /v1/models, as SGLang and vLLM list it
         self.host = host
         self.port = port
         self.requests: list[dict[str, Any]] = []

@@ -11,7 +11,9 @@ FastAPI app serves one model, one request at a time, with what rollouts need:
 - vLLM's extras: ``continue_final_message`` + ``add_generation_prompt`` (prefill),
   ``return_token_ids`` (top-level ``prompt_token_ids``, per-choice ``token_ids``), ``top_k``,
   ``repetition_penalty``, ``skip_special_tokens``, ``chat_template_kwargs``;
-- the raw completion text: tool calls stay in ``content`` (``agents/protocol.py`` parses them).
+- the raw completion text: tool calls stay in ``content`` (``agents/protocol.py`` parses them);
+- ``stream`` (SSE chunks as OpenAI and SGLang send them, ``stream_options.include_usage``),
+  tokens sent as they are generated; not together with ``logprobs`` or ``return_token_ids``.
 
     python -m serving.server --model DIR --host 127.0.0.1 --port 30000
     python -m serving.server            # the shipped paravt-nano (assets/paravt-nano)
@@ -26,6 +28,7 @@ import logging
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,7 +36,7 @@ _LAUNCHED = time.perf_counter()  # before the heavy imports: "ready" is timed fr
 
 from fastapi import FastAPI, Request  # noqa: E402
 from fastapi.exceptions import RequestValidationError  # noqa: E402
-from fastapi.responses import JSONResponse  # noqa: E402
+from fastapi.responses import JSONResponse, Response, StreamingResponse  # noqa: E402
 from pydantic import BaseModel, ConfigDict, Field  # noqa: E402
 
 from serving.checkpoints import NANO_DIR, default_checkpoint  # noqa: E402
@@ -47,6 +50,8 @@ from serving.engine import (  # noqa: E402
 )
 from serving.messages import convert_messages  # noqa: E402
 from serving.regime import read_regime  # noqa: E402
+from serving.sse import ChunkStream  # noqa: E402
+from serving.streaming import log_done, stream_completion, usage_of  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +75,7 @@ class ChatRequest(BaseModel):
     logprobs_mode: Literal["raw", "processed"] = "raw"
     n: int = 1
     stream: bool = False
+    stream_options: dict[str, Any] | None = None
     frequency_penalty: float | None = None
     presence_penalty: float | None = None
     repetition_penalty: float | None = Field(None, gt=0)
@@ -89,8 +95,11 @@ def _error(status: int, message: str, kind: str, param: str | None = None) -> JS
 def _check_supported(req: ChatRequest) -> None:
     if req.n != 1:
         raise RequestError("only n=1 is supported", param="n")
-    if req.stream:
-        raise RequestError("streaming is not supported; send stream=false", param="stream")
+    if req.stream and (req.logprobs or req.return_token_ids):
+        raise RequestError(
+            "stream=true cannot return logprobs or token ids; send stream=false for them",
+            param="stream",
+        )
     for name in ("frequency_penalty", "presence_penalty"):
         if getattr(req, name):
             raise RequestError(f"{name} is not supported (use repetition_penalty)", param=name)
@@ -162,27 +171,32 @@ def create_app(
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
         card = {"id": name, "object": "model", "created": created, "owned_by": "paravt"}
-        entry = {**card, "root": str(model_dir)}
+        entry = {**card, "root": str(model_dir), "max_model_len": vlm.max_len}  # as in SGLang
         regime = read_regime(model_dir)
         if regime is not None:  # what the checkpoint was trained for (graphs.regime reads it)
             entry["regime"] = regime.to_dict()
         return {"object": "list", "data": [entry]}
 
+    def prompt_of(req: ChatRequest) -> Prompt:
+        messages, images = convert_messages(req.messages)
+        return vlm.build_prompt(
+            messages,
+            images,
+            tools=req.tools,
+            chat_template_kwargs=req.chat_template_kwargs,
+            continue_final_message=req.continue_final_message,
+            add_generation_prompt=req.add_generation_prompt,
+        )
+
     @app.post("/v1/chat/completions")
-    async def chat(req: ChatRequest) -> JSONResponse:
+    async def chat(req: ChatRequest) -> Response:
         _check_supported(req)
+        if req.stream:
+            return await stream(req)
         began = time.perf_counter()
 
         def work() -> tuple[Prompt, Completion]:
-            messages, images = convert_messages(req.messages)
-            prompt = vlm.build_prompt(
-                messages,
-                images,
-                tools=req.tools,
-                chat_template_kwargs=req.chat_template_kwargs,
-                continue_final_message=req.continue_final_message,
-                add_generation_prompt=req.add_generation_prompt,
-            )
+            prompt = prompt_of(req)
             return prompt, vlm.generate(prompt, generation_settings(req))
 
         prompt, done = await asyncio.to_thread(work)
@@ -198,24 +212,21 @@ def create_app(
             "created": int(time.time()),
             "model": name,
             "choices": [choice],
-            "usage": {
-                "prompt_tokens": len(prompt.input_ids),
-                "completion_tokens": len(done.token_ids),
-                "total_tokens": len(prompt.input_ids) + len(done.token_ids),
-                "prompt_tokens_details": {"image_tokens": prompt.image_tokens, "cached_tokens": 0},
-            },
+            "usage": usage_of(prompt, done),
         }
         if req.return_token_ids:
             body["prompt_token_ids"] = prompt.input_ids
             choice["token_ids"] = done.token_ids
-        logger.info(
-            "chat: %d prompt (%d image) + %d completion tokens in %.2fs",
-            len(prompt.input_ids),
-            prompt.image_tokens,
-            len(done.token_ids),
-            time.perf_counter() - began,
-        )
+        log_done(prompt, done, began)
         return JSONResponse(body)
+
+    async def stream(req: ChatRequest) -> StreamingResponse:
+        def generate(on_text: Callable[[str], None]) -> tuple[Prompt, Completion]:
+            prompt = prompt_of(req)
+            return prompt, vlm.generate(prompt, generation_settings(req), on_text=on_text)
+
+        include_usage = bool((req.stream_options or {}).get("include_usage"))
+        return await stream_completion(generate, ChunkStream(name, include_usage=include_usage))
 
     return app
 

@@ -20,6 +20,7 @@ import av
 from agents import prompts, video
 from evals.sample import Sample
 from evals.tasks import get_task
+from serving.scripted import role_of
 
 ROOT = Path(__file__).resolve().parents[1]
 NEEDLE = get_task("needle")
@@ -63,7 +64,7 @@ def has_tool_results(messages: Sequence[Mapping[str, Any]]) -> bool:
 
 
 def is_subagent(body: Mapping[str, Any]) -> bool:
-    return "describe video clips" in str(body["messages"][0]["content"])
+    return role_of(body) == "sub_agent"
 
 
 class Oracle:

@@ -18,14 +18,17 @@ import yaml
 
 import training.areal_launch as launch
 import training.areal_workflow as aw
-from agents.completion import Completion, SamplingParams, Usage
+import training.questions as questions
+from agents.completion import Completion, Usage
 from agents.protocol import THINK_PREFIX
+from agents.requests import ROLE_HEADER, ModelRequest
 from agents.video import VideoError
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.run import run_question
 from tests.fakes import ScriptedModel, calls
 from training.para_grpo import ParaGRPOConfig, trace_reward
+from training.questions import RLPrompt, normalise_target
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "training" / "configs" / "areal_para_grpo.yaml"
@@ -38,7 +41,7 @@ THINKING_PROMPT = INSTRUCT_PROMPT + "<think>\n"
 
 
 def test_doctests_pass():
-    assert doctest.testmod(aw).failed == 0
+    assert doctest.testmod(aw).failed == doctest.testmod(questions).failed == 0
 
 
 def test_importing_the_adapter_imports_neither_areal_nor_torch():
@@ -206,10 +209,11 @@ class FakeProxy:
         if request.method != "POST" or request.url.path != "/chat/completions":
             return httpx.Response(404, json={"detail": "Not Found"})
         body = json.loads(request.content)
+        body["role"] = request.headers.get(ROLE_HEADER)  # who asked (agents.requests)
         self.bodies.append(body)
         if self.status != 200:
             return httpx.Response(self.status, json={"detail": "engine down"})
-        is_sub = body["messages"][0] == aw.SUBAGENT_SYSTEM
+        is_sub = body["role"] == "sub_agent"
         text = "A red circle with the word OCEAN." if is_sub else self.main.pop(0)
         return httpx.Response(
             200,
@@ -226,7 +230,7 @@ class FakeProxy:
         )  # fmt: skip
 
     def requests(self, sub: bool) -> list[dict[str, Any]]:
-        return [b for b in self.bodies if (b["messages"][0] == aw.SUBAGENT_SYSTEM) == sub]
+        return [b for b in self.bodies if (b["role"] == "sub_agent") == sub]
 
 
 def row(video, **extra) -> dict[str, Any]:
@@ -304,10 +308,11 @@ async def test_the_proxy_model_routes_and_refuses_a_prefill_it_cannot_send():
     main, sub = ScriptedModel(main=["main"]), ScriptedModel(sub=lambda r: "sub")
     llm = aw.ProxyModel(main, sub, template_prefill=None)
     user = [{"role": "system", "content": "main"}, {"role": "user", "content": "q"}]
-    assert (await llm.complete([aw.SUBAGENT_SYSTEM, *user[1:]], SamplingParams())).text == "sub"
-    assert (await llm.complete(user, SamplingParams())).text == "main"
+    sub_request = ModelRequest(role="sub_agent", messages=user, call_index=0)
+    assert (await llm.complete(sub_request)).text == "sub"
+    assert (await llm.complete(ModelRequest(role="main", messages=user))).text == "main"
     with pytest.raises(ValueError, match="chat template"):
-        await llm.complete(user, SamplingParams(), prefill=THINK_PREFIX)
+        await llm.complete(ModelRequest(role="main", messages=user, prefill=THINK_PREFIX))
 
 
 def test_subproc_mode_reads_the_proxy_from_the_environment(monkeypatch):
@@ -344,16 +349,19 @@ def test_the_agent_survives_pickling_for_subproc_mode(tmp_path):
     ],
 )
 def test_targets_are_normalised(target, expected):
-    assert aw.normalise_target(target) == expected
+    assert normalise_target(target) == expected
 
 
 def test_rows_need_an_id_and_resolve_relative_videos():
-    item = aw.RolloutItem.from_data(
+    item = RLPrompt.from_data(
         {"id": 7, "video": "a/b.mp4", "question": "q", "target": "A"}, video_root="/data"
     )
-    assert (item.prompt_id, item.video, item.options, item.epoch) == ("7", "/data/a/b.mp4", (), 0)
+    assert (item.id, item.video, item.options, item.epoch) == ("7", "/data/a/b.mp4", (), 0)
+    assert item.kind == "open_ended"  # no options, not a window
+    window = RLPrompt.from_data({"id": 1, "video": "/v.mp4", "question": "q", "target": [1, 2]})
+    assert (window.kind, window.target) == ("grounding", (1.0, 2.0))
     with pytest.raises(KeyError, match="id"):
-        aw.RolloutItem.from_data({"video": "v.mp4", "question": "q", "target": "A"})
+        RLPrompt.from_data({"video": "v.mp4", "question": "q", "target": "A"})
 
 
 def test_load_records_probes_videos_and_writes_targets_as_text(needle_video, tmp_path):

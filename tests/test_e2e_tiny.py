@@ -76,10 +76,10 @@ class MainScriptedSubReal:
             main=[calls((0, 20), (20, 40), (40, 60)), "<think>done</think><answer>A</answer>"]
         )
 
-    async def complete(self, messages, params, *, prefill=None):
-        if "describe video clips" in str(messages[0]["content"]):
-            return await self.real.complete(messages, params, prefill=prefill)
-        return await self.script.complete(messages, params, prefill=prefill)
+    async def complete(self, request, *, on_text=None):
+        if request.role == "sub_agent":
+            return await self.real.complete(request)
+        return await self.script.complete(request, on_text=on_text)
 
 
 async def test_real_subagents_summarise_their_windows(tiny_endpoint, needle_video, board):

@@ -113,8 +113,8 @@ class OracleModel(ScriptedModel):
         super().__init__()
         self.answers, self.wrong, self.fail_after = answers, wrong, fail_after
 
-    async def complete(self, messages, params, *, prefill=None):
-        question = answer_for(self.answers, messages)
+    async def complete(self, request, *, on_text=None):
+        question = answer_for(self.answers, request.wire())
         if self.fail_after is not None and len(self.requests) >= self.fail_after:
             raise Crash("killed")
         self.main = [
@@ -123,7 +123,7 @@ class OracleModel(ScriptedModel):
             else self.answers[question]
         ]
         self._main_turns = 0
-        return await super().complete(messages, params, prefill=prefill)
+        return await super().complete(request, on_text=on_text)
 
 
 async def test_a_run_scores_every_sample_and_writes_results(needle_dir, tmp_path):

@@ -12,7 +12,7 @@ from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.run import run_question
 from serving.launch import free_port
-from serving.scripted import Reply, ScriptedServer
+from serving.scripted import Reply, ScriptedServer, role_of
 from tests.fakes import calls
 
 pytestmark = pytest.mark.integration
@@ -24,7 +24,7 @@ WINDOWS = [(0, 15), (15, 30), (30, 45), (45, 60)]
 
 def slow_subagents(body: dict) -> Reply:
     """Sub-agents answer after 1 s; the main agent answers at once."""
-    if "describe video clips" in str(body["messages"][0]["content"]):
+    if role_of(body) == "sub_agent":
         return Reply("a red triangle", delay_s=1.0)
     if "<tool_response>" in str(body["messages"][-2:]):
         return Reply("<think>\nred</think><answer>A</answer>")
@@ -53,7 +53,7 @@ async def test_four_parallel_calls_overlap(needle_video, board):
     with ScriptedServer(slow_subagents) as server:
         result = await run(server.base_url, board, needle_video, on_update=on_update)
     assert result.status == "answered" and result.answer == "A"
-    sub_bodies = [b for b in server.requests if "describe video" in str(b["messages"][0])]
+    sub_bodies = [b for b in server.requests if role_of(b) == "sub_agent"]
     assert len(sub_bodies) == 4
     turn = marks["collect"] - marks["main_agent"]
     assert 1.0 <= turn < 2.0, f"the 4 sub-agents took {turn:.2f} s: they did not overlap"

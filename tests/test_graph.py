@@ -229,7 +229,9 @@ async def test_graph_compiles_without_a_checkpointer_for_studio(needle_video, bo
         {"video": needle_video.path, "question": QUESTION}, context=Context(**SMALL)
     )
     assert out["status"] == "answered" and out["answer"] == "A"
-    assert set(out) == {"run_id", "answer", "final_text", "final_reply", "status"}
+    assert set(out) == {"messages", "run_id", "answer", "final_text", "final_reply", "status",
+                        "calls", "tool_results", "model_calls"}  # fmt: skip
+    assert "overview" not in out and "violations" not in out  # internal state stays inside
 
 
 async def test_a_benchmark_prompt_replaces_the_question_block(needle_video, board):

@@ -19,10 +19,16 @@ from agents.llm import (
     SamplingParams,
     Usage,
 )
+from agents.requests import ModelRequest
 from serving.scripted import Reply, ScriptedServer
 
 USER = [{"role": "user", "content": "What happens in the video?"}]
 GREEDY = SamplingParams()
+
+
+def ask(messages, params, prefill=None) -> ModelRequest:
+    """The typed request the graph would send for these messages."""
+    return ModelRequest(role="main", messages=messages, params=params, prefill=prefill)
 
 
 class SleepRecorder:
@@ -52,7 +58,7 @@ async def test_text_usage_latency_and_model_are_recorded() -> None:
     reply = Reply(text="<answer>B</answer>", prompt_tokens=120, completion_tokens=7)
     with ScriptedServer(reply, latency_s=0.05, model="tiny-vl") as server:
         async with client_for(server) as llm:
-            completion = await llm.complete(USER, GREEDY)
+            completion = await llm.complete(ask(USER, GREEDY))
     assert completion.text == "<answer>B</answer>"
     assert completion.finish_reason == "stop"
     assert completion.usage == Usage(prompt_tokens=120, completion_tokens=7)
@@ -69,7 +75,7 @@ async def test_sampling_params_and_extra_body_are_sent() -> None:
     params = SamplingParams(temperature=0.7, top_p=0.9, max_tokens=64, seed=3, stop=("</answer>",))
     with ScriptedServer("ok") as server:
         async with client_for(server, model="m", extra_body={"top_k": 20}) as llm:
-            await llm.complete(USER, params)
+            await llm.complete(ask(USER, params))
     sent = server.requests[0]
     assert sent["model"] == "m"
     assert (sent["temperature"], sent["top_p"], sent["max_tokens"]) == (0.7, 0.9, 64)
@@ -94,7 +100,7 @@ async def test_image_parts_pass_through_unchanged() -> None:
     ]
     with ScriptedServer("a cat") as server:
         async with client_for(server, model="m") as llm:
-            completion = await llm.complete(messages, GREEDY)
+            completion = await llm.complete(ask(messages, GREEDY))
     assert completion.text == "a cat"
     assert server.requests[0]["messages"] == messages
 
@@ -102,7 +108,7 @@ async def test_image_parts_pass_through_unchanged() -> None:
 async def test_prefill_continues_the_assistant_message_and_returns_only_new_text() -> None:
     with ScriptedServer(' "start_time": 3}</tool_call>') as server:
         async with client_for(server, model="m") as llm:
-            completion = await llm.complete(USER, GREEDY, prefill="<tool_call>{")
+            completion = await llm.complete(ask(USER, GREEDY, prefill="<tool_call>{"))
     sent = server.requests[0]
     assert sent["messages"] == [*USER, {"role": "assistant", "content": "<tool_call>{"}]
     assert sent["continue_final_message"] is True
@@ -115,7 +121,7 @@ async def test_logprobs_and_token_ids_parsed_when_returned() -> None:
     params = SamplingParams(logprobs=True, return_token_ids=True)
     with ScriptedServer(reply) as server:
         async with client_for(server, model="m") as llm:
-            completion = await llm.complete(USER, params)
+            completion = await llm.complete(ask(USER, params))
     assert server.requests[0]["logprobs"] is True
     assert server.requests[0]["return_token_ids"] is True
     assert completion.logprobs == (-1.0, -1.0, -1.0, -1.0)
@@ -138,7 +144,7 @@ async def test_image_and_cached_tokens_read_from_usage_details() -> None:
     reply = Reply(raw_body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
     with ScriptedServer(reply) as server:
         async with client_for(server, model="m") as llm:
-            completion = await llm.complete(USER, GREEDY)
+            completion = await llm.complete(ask(USER, GREEDY))
     assert completion.usage == Usage(300, 1, image_tokens=256, cached_tokens=32)
     assert completion.finish_reason is None
 
@@ -149,7 +155,7 @@ async def test_retries_server_errors_then_succeeds(caplog: pytest.LogCaptureFixt
     with ScriptedServer(script) as server:
         async with client_for(server, model="m", sleep=sleep) as llm:
             with caplog.at_level(logging.WARNING, logger="agents.llm"):
-                completion = await llm.complete(USER, GREEDY)
+                completion = await llm.complete(ask(USER, GREEDY))
     assert completion.text == "finally"
     assert completion.attempts == 3
     assert len(server.requests) == 3
@@ -164,7 +170,7 @@ async def test_backoff_is_exponential_with_jitter_and_capped() -> None:
     with ScriptedServer(Reply(status=503)) as server:
         llm = client_for(server, model="m", sleep=sleep, max_retries=5, max_backoff_s=0.1)
         with pytest.raises(EndpointError):
-            await llm.complete(USER, GREEDY)
+            await llm.complete(ask(USER, GREEDY))
         await llm.aclose()
     bases = [0.01, 0.02, 0.04, 0.08, 0.1]
     assert len(sleep.delays) == len(bases)
@@ -176,7 +182,7 @@ async def test_server_error_every_time_raises_endpoint_error() -> None:
     with ScriptedServer(Reply(status=500, text="CUDA out of memory")) as server:
         async with client_for(server, model="m", max_retries=2) as llm:
             with pytest.raises(EndpointError) as info:
-                await llm.complete(USER, GREEDY)
+                await llm.complete(ask(USER, GREEDY))
     error = info.value
     assert error.status == 500
     assert error.attempts == 3
@@ -198,7 +204,7 @@ async def test_rate_limit_honours_retry_after(retry_after: str, expected: float)
     script = [Reply(status=429, text="slow down", headers={"Retry-After": retry_after}), "ok"]
     with ScriptedServer(script) as server:
         async with client_for(server, model="m", sleep=sleep, backoff_s=0.001) as llm:
-            completion = await llm.complete(USER, GREEDY)
+            completion = await llm.complete(ask(USER, GREEDY))
     assert completion.text == "ok"
     assert completion.attempts == 2
     assert sleep.delays == [pytest.approx(expected)]
@@ -209,7 +215,7 @@ async def test_client_errors_fail_at_once_with_the_server_text(status: int) -> N
     with ScriptedServer(Reply(status=status, text="context length exceeded")) as server:
         async with client_for(server, model="m") as llm:
             with pytest.raises(EndpointError) as info:
-                await llm.complete(USER, GREEDY)
+                await llm.complete(ask(USER, GREEDY))
     assert info.value.status == status
     assert info.value.attempts == 1
     assert "context length exceeded" in str(info.value)
@@ -220,7 +226,7 @@ async def test_timeout_raises_endpoint_error_mentioning_timeout() -> None:
     with ScriptedServer(Reply(text="too late", delay_s=2.0)) as server:
         async with client_for(server, model="m", timeout=0.2, max_retries=1) as llm:
             with pytest.raises(EndpointError) as info:
-                await llm.complete(USER, GREEDY)
+                await llm.complete(ask(USER, GREEDY))
     assert info.value.kind == "timeout"
     assert info.value.status is None
     assert info.value.attempts == 2
@@ -242,7 +248,7 @@ async def test_malformed_body_is_retried_then_raises(reply: Reply) -> None:
     with ScriptedServer(reply) as server:
         async with client_for(server, model="m", max_retries=1) as llm:
             with pytest.raises(EndpointError) as info:
-                await llm.complete(USER, GREEDY)
+                await llm.complete(ask(USER, GREEDY))
     assert info.value.kind == "malformed"
     assert info.value.attempts == 2
     assert "malformed" in str(info.value)
@@ -252,7 +258,7 @@ async def test_malformed_body_is_retried_then_raises(reply: Reply) -> None:
 async def test_malformed_then_good_body_succeeds() -> None:
     with ScriptedServer([Reply(raw_body=b"garbage"), "fine"]) as server:
         async with client_for(server, model="m") as llm:
-            completion = await llm.complete(USER, GREEDY)
+            completion = await llm.complete(ask(USER, GREEDY))
     assert (completion.text, completion.attempts) == ("fine", 2)
 
 
@@ -261,7 +267,7 @@ async def test_connection_refused_names_the_url_and_how_to_start_a_server() -> N
     sleep = SleepRecorder()
     async with OpenAIChatModel(base_url, model="m", max_retries=2, sleep=sleep) as llm:
         with pytest.raises(EndpointError) as info:
-            await llm.complete(USER, GREEDY)
+            await llm.complete(ask(USER, GREEDY))
     error = info.value
     assert error.kind == "connection"
     assert error.attempts == 3
@@ -292,7 +298,7 @@ async def test_injected_http_client_is_used_and_left_open() -> None:
     async with httpx.AsyncClient(event_hooks={"request": [on_request]}) as http_client:
         with ScriptedServer("ok") as server:
             async with client_for(server, model="m", http_client=http_client) as llm:
-                assert (await llm.complete(USER, GREEDY)).text == "ok"
+                assert (await llm.complete(ask(USER, GREEDY))).text == "ok"
             assert not http_client.is_closed
     assert seen == ["/v1/chat/completions"]
 

@@ -201,7 +201,7 @@ def test_continue_final_message_keeps_the_prefill(server, tokenizer):
         ({"image": "https://example.com/frame.jpg"}, "data URL"),
         ({"n": 2}, "n=1"),
         ({"temperature": -1}, "temperature"),
-        ({"stream": True}, "stream"),
+        ({"stream": True, "logprobs": True}, "stream"),
         ({"max_tokens": 10**6}, "context"),
         ({"frequency_penalty": 0.5}, "frequency_penalty"),
         ({"continue_final_message": True, "add_generation_prompt": True}, "add_generation_prompt"),

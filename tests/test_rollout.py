@@ -13,11 +13,13 @@ pytest.importorskip("transformers")
 from agents import prompts  # noqa: E402
 from agents.completion import EndpointError, SamplingParams  # noqa: E402
 from agents.protocol import THINK_PREFIX  # noqa: E402
+from agents.requests import ModelRequest  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
 from graphs.context import Context  # noqa: E402
 from graphs.run import run_question  # noqa: E402
 from serving.engine import Completion as EngineCompletion  # noqa: E402
 from serving.engine import LocalVLM  # noqa: E402
+from tests.rewording import PREFIX, reword_templates  # noqa: E402
 from training.gating import draw_frames  # noqa: E402
 from training.para_grpo import ParaGRPOConfig  # noqa: E402
 from training.recording import RecordingChatModel, token_logprobs  # noqa: E402
@@ -65,6 +67,10 @@ def frame_messages(video_path: str, n: int = 2) -> list[dict]:
     )
 
 
+def ask(messages, params, prefill=None) -> ModelRequest:
+    return ModelRequest("main", messages, params, prefill=prefill)
+
+
 def recompute(vlm, prompt_ids, completion_ids, vision, temperature):
     with torch.no_grad():
         return token_logprobs(vlm, vlm.model, prompt_ids, completion_ids, vision,
@@ -75,7 +81,7 @@ def recompute(vlm, prompt_ids, completion_ids, vision, temperature):
 async def test_recorded_logprobs_match_a_recomputation(vlm, needle_video, temperature):
     recorder = RecordingChatModel(vlm, seed=3)
     params = SamplingParams(temperature=temperature, max_tokens=16)
-    done = await recorder.complete(frame_messages(needle_video.path), params, prefill=THINK_PREFIX)
+    done = await recorder.complete(ask(frame_messages(needle_video.path), params, THINK_PREFIX))
     (record,) = recorder.records
     assert done.token_ids == record.token_ids and len(record.logprobs) == len(record.token_ids)
     assert record.temperature == (temperature or 1.0) and record.vision["pixel_values"].numel()
@@ -92,7 +98,7 @@ async def test_the_recorder_renders_and_samples_as_the_server_does(vlm, needle_v
     messages = frame_messages(needle_video.path)
     recorder = RecordingChatModel(vlm)
     done = await recorder.complete(
-        messages, SamplingParams(temperature=0.0, max_tokens=10), prefill=THINK_PREFIX
+        ask(messages, SamplingParams(temperature=0.0, max_tokens=10), THINK_PREFIX)
     )
     body = {
         "messages": [*messages, {"role": "assistant", "content": THINK_PREFIX}],
@@ -111,7 +117,7 @@ async def test_seeded_rollouts_are_reproducible_and_differ_between_seeds(vlm, ne
 
     async def sample(seed):
         return (await RecordingChatModel(vlm, seed=seed).complete(
-            frame_messages(needle_video.path), params)).token_ids  # fmt: skip
+            ask(frame_messages(needle_video.path), params))).token_ids  # fmt: skip
 
     assert await sample(1) == await sample(1) != await sample(2)
 
@@ -122,9 +128,9 @@ class ScriptedFirstTurn(RecordingChatModel):
 
     forced = False
 
-    async def complete(self, messages, params, *, prefill=None):
-        self.forced = "video analyst" in str(messages[0]["content"]) and not self.records
-        return await super().complete(messages, params, prefill=prefill)
+    async def complete(self, request, *, on_text=None):
+        self.forced = request.role == "main" and not self.records
+        return await super().complete(request, on_text=on_text)
 
     def _sample(self, prompt, settings):
         if not self.forced:
@@ -140,7 +146,12 @@ class ScriptedFirstTurn(RecordingChatModel):
         return EngineCompletion(ids, CALL, "stop", [{"logprob": float(v)} for v in logp])
 
 
-async def test_trajectories_mask_tool_responses_and_the_prefill(vlm, prompt, board):
+@pytest.mark.parametrize("reworded", [False, True], ids=["plain", "reworded-prompts"])
+async def test_trajectories_mask_tool_responses_and_the_prefill(
+    vlm, prompt, board, reworded, monkeypatch
+):
+    if reworded:  # the recorder and the masks follow request roles, never prompt wording
+        reword_templates(monkeypatch)
     recorder = ScriptedFirstTurn(vlm, seed=0)
     context = replace(SMALL, think_prefix=True)
     result = await run_question(
@@ -152,6 +163,8 @@ async def test_trajectories_mask_tool_responses_and_the_prefill(vlm, prompt, boa
     first, second = traj.turns
     assert tok.decode(first.completion_ids, skip_special_tokens=True) == CALL
     assert traj.executed_calls == 1 and [t.agent for t in traj.sub_turns] == ["sub:0:0"]
+    assert [r.role for r in recorder.records] == ["main", "sub_agent", "main"]
+    assert (PREFIX in tok.decode(first.prompt_ids)) is reworded
     for turn in (first, second):
         ids, mask = turn.input_ids, turn.loss_mask
         assert len(ids) == len(mask) and sum(mask) == len(turn.completion_ids)
@@ -209,7 +222,7 @@ async def test_a_request_the_model_rejects_is_a_failed_rollout_not_a_crash(vlm, 
     recorder = RecordingChatModel(vlm)
     with pytest.raises(EndpointError) as caught:
         await recorder.complete(
-            [{"role": "user", "content": "hi"}], SamplingParams(max_tokens=10**6)
+            ask([{"role": "user", "content": "hi"}], SamplingParams(max_tokens=10**6))
         )
     assert caught.value.status == 400 and "max_tokens" in str(caught.value)
     context = replace(SMALL, max_new_tokens=10**6)

@@ -11,9 +11,7 @@ import pytest
 
 pytest.importorskip("trl")
 
-from transformers import HfArgumentParser
-
-from training.sft import SFTRunConfig, main
+from training.sft import SFTRunConfig, main, parse_args
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,7 +20,7 @@ def test_every_config_field_has_help_that_the_cli_prints(capsys):
     fields = dataclasses.fields(SFTRunConfig)
     assert all(f.metadata.get("help") for f in fields)
     with pytest.raises(SystemExit):
-        HfArgumentParser(SFTRunConfig).parse_args_into_dataclasses(args=["--help"])
+        parse_args(["--help"])
     printed = " ".join(capsys.readouterr().out.split())
     for f in fields:
         assert f"--{f.name}" in printed
@@ -32,7 +30,7 @@ def test_every_config_field_has_help_that_the_cli_prints(capsys):
 def test_flags_fill_the_config_and_the_trl_config():
     argv = "--model m --traces a.jsonl b.jsonl --max_steps 3 --no_gradient_checkpointing"
     argv += ' --learning-rate 0.001 --sft_args {"optim":"sgd","logging_first_step":true}'
-    (config,) = HfArgumentParser(SFTRunConfig).parse_args_into_dataclasses(args=argv.split())
+    config = parse_args(argv.split())
     assert config.traces == ["a.jsonl", "b.jsonl"] and config.statuses == ["answered"]
     assert config.max_steps == 3 and not config.gradient_checkpointing
     sft = config.sft_config()

@@ -50,7 +50,7 @@ def mean_bgr(jpeg: bytes) -> np.ndarray:
 def request_images(request) -> list[np.ndarray]:
     return [
         mean_bgr(base64.b64decode(p["image_url"]["url"].split(",", 1)[1]))
-        for m in request.messages
+        for m in request.wire()
         if isinstance(m["content"], list)
         for p in m["content"]
         if p.get("type") == "image_url"

@@ -16,11 +16,12 @@ SMALL = {"n_videos": 2, "max_minutes": 1}
 class CropThenAnswer(ScriptedModel):
     """Crops once when it may and has not yet; answers otherwise (stateless per run)."""
 
-    async def complete(self, messages, params, *, prefill=None):
+    async def complete(self, request, *, on_text=None):
+        messages = request.messages
         may_crop = "<tools>" in str(messages[0]) and "<tool_response>" not in str(messages[1:])
         self.main = [calls((0, 10)) if may_crop else "<think>x</think><answer>A</answer>"]
         self._main_turns = 0
-        return await super().complete(messages, params, prefill=prefill)
+        return await super().complete(request, on_text=on_text)
 
 
 async def test_a_study_runs_each_configuration_and_reports(tmp_path):

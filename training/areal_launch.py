@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from agents import video
-from training.areal_workflow import WORKFLOW, RolloutItem, _require_areal, grpo_config
+from training.areal_workflow import WORKFLOW, _require_areal, grpo_config
 from training.para_grpo import ParaGRPOConfig
+from training.questions import RLPrompt
 
 #: AReaL config path -> the value PARA-GRPO needs there, from its settings (one registry).
 RECIPE: dict[str, Callable[[ParaGRPOConfig], Any]] = {
@@ -82,18 +83,18 @@ def load_records(path: str | Path, video_root: str | None = None) -> list[dict[s
             if not line.strip():
                 continue
             try:
-                item = RolloutItem.from_data(json.loads(line), video_root)
+                item = RLPrompt.from_data(json.loads(line), video_root)
             except (ValueError, KeyError) as exc:
                 raise ValueError(f"{path}:{number}: {exc}") from exc
             video.probe(item.video)
             target = item.target
             rows.append(
                 {
-                    "id": item.prompt_id,
+                    "id": item.id,
                     "video": item.video,
                     "question": item.question,
                     "options": list(item.options),
-                    "kind": item.kind or ("multiple_choice" if item.options else "open_ended"),
+                    "kind": item.kind,
                     "target": f"{target[0]:.3f}-{target[1]:.3f}"
                     if isinstance(target, tuple)
                     else target,

@@ -34,26 +34,28 @@ tokens to the trainer); the launcher refuses one that does not. See docs/areal.m
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from agents import prompts
-from agents.completion import ChatModel, Completion, SamplingParams
+from agents.completion import ChatModel, Completion
 from agents.llm import OpenAIChatModel
+from agents.requests import ModelRequest
 from graphs.board import Board
-from graphs.builder import compile_graph
+from graphs.bound import bound, shared_graph
 from graphs.context import Context
 from graphs.run import run_question
+from graphs.traces import call_role
 from training.para_grpo import ParaGRPOConfig, trace_reward
+from training.questions import RLPrompt
 from training.rewards import RewardParts
 
 WORKFLOW = "training.areal_workflow.ParaVTAgent"
 """The import path AReaL's rollout workers resolve (``trainer.train(workflow=...)``)."""
-SUBAGENT_SYSTEM = prompts.subagent_messages({}, start=0.0, end=0.0)[0]
 _SEPARATE_ENV = (
     "AReaL is not installed here. It pins torch and transformers versions that cannot share an "
     "environment with this project's [serve]/[train] stack: build the separate AReaL "
@@ -63,58 +65,6 @@ _SEPARATE_ENV = (
 
 class UnjudgedRollout(RuntimeError):
     """The rollout failed or its answer cannot be judged; AReaL rejects the task."""
-
-
-@dataclass(frozen=True)
-class RolloutItem:
-    """One data row: the question, its video, the gold target and the prompt id gating keys on."""
-
-    prompt_id: str
-    video: str
-    question: str
-    target: Any
-    options: tuple[str, ...] = ()
-    kind: str | None = None
-    prompt: str | None = None
-    epoch: int = 0
-
-    @classmethod
-    def from_data(cls, data: Mapping[str, Any], video_root: str | None = None) -> RolloutItem:
-        missing = [k for k in ("id", "video", "question", "target") if data.get(k) in (None, "")]
-        if missing:
-            raise KeyError(f"data row lacks {missing}; rows need id, video, question, target")
-        path = str(data["video"])
-        if video_root and not Path(path).is_absolute():
-            path = str(Path(video_root) / path)
-        return cls(
-            prompt_id=str(data["id"]),
-            video=path,
-            question=str(data["question"]),
-            target=normalise_target(data["target"]),
-            options=tuple(data.get("options") or ()),
-            kind=data.get("kind") or None,
-            prompt=data.get("prompt") or None,
-            epoch=int(data.get("epoch") or 0),
-        )
-
-
-def normalise_target(target: Any) -> Any:
-    """Gold as the scorers take it: a letter or text (str), or a (start, end) window.
-
-    >>> normalise_target({"start": 12, "end": 20.5}), normalise_target({"letter": "B"})
-    ((12.0, 20.5), 'B')
-    """
-    if isinstance(target, Mapping):
-        if "start" in target and "end" in target:
-            return float(target["start"]), float(target["end"])
-        for key in ("letter", "text", "answer"):
-            if key in target:
-                return str(target[key])
-        raise ValueError(f"unreadable target {target!r}: use letter, text, or start and end")
-    if isinstance(target, Sequence) and not isinstance(target, str):
-        start, end = target  # a window; anything else is a data error
-        return float(start), float(end)
-    return str(target)
 
 
 @dataclass(frozen=True)
@@ -155,7 +105,7 @@ def rollout_outcome(
     calls = [
         call
         for call in trace.get("model_calls", [])
-        if call["agent"] == "main" or config.train_subagents
+        if call_role(call) == "main" or config.train_subagents
     ]
     rewards: list[float | None] = [None] * len(calls)
     if parts.total is not None:
@@ -167,7 +117,7 @@ def rollout_outcome(
         Interaction(c["agent"], c["turn"], c["completion"]["usage"]["completion_tokens"], r)
         for c, r in zip(calls, rewards, strict=True)
     )
-    main = [c for c in trace.get("model_calls", []) if c["agent"] == "main"]
+    main = [c for c in trace.get("model_calls", []) if call_role(c) == "main"]
     executed = sum(c["error"] is None for c in trace.get("tool_calls", []))
     judged = {"reward": parts.total, "accuracy": parts.accuracy, "format": parts.format}
     stats = {k: float(v) for k, v in {**judged, "tool": parts.tool}.items() if v is not None}
@@ -191,17 +141,15 @@ class ProxyModel:
     sub: ChatModel
     template_prefill: str | None
 
-    async def complete(
-        self, messages: list[dict[str, Any]], params: SamplingParams, *, prefill: str | None = None
-    ) -> Completion:
-        if messages and messages[0] == SUBAGENT_SYSTEM:
-            return await self.sub.complete(messages, params)
-        if prefill != self.template_prefill:
+    async def complete(self, request: ModelRequest, *, on_text=None) -> Completion:
+        if request.role != "main":
+            return await self.sub.complete(request)
+        if request.prefill != self.template_prefill:
             raise ValueError(
-                f"the graph prefills {prefill!r} but the rollout chat template supplies "
+                f"the graph prefills {request.prefill!r} but the rollout chat template supplies "
                 f"{self.template_prefill!r}; the AReaL proxy cannot continue a partial message"
             )
-        return await self.main.complete(messages, params)
+        return await self.main.complete(dataclasses.replace(request, prefill=None))
 
 
 class ParaVTAgent:
@@ -243,27 +191,27 @@ class ParaVTAgent:
 
     async def run(self, data: Mapping[str, Any], **extra_kwargs: Any) -> float:
         """Run the graph on one row through AReaL's proxy; return the episode reward."""
-        item = RolloutItem.from_data(data, self.video_root)
-        context = self.grpo.rollout_context(item.prompt_id, epoch=item.epoch, base=self.context)
+        item = RLPrompt.from_data(data, self.video_root)
+        context = self.grpo.rollout_context(item.id, epoch=item.epoch, base=self.context)
         main, sub = self._clients(extra_kwargs)
         try:
-            llm = ProxyModel(main, sub, template_prefill=self.grpo.prefill)
-            result = await run_question(
-                compile_graph(llm, self.board),
-                self.board,
-                video_path=item.video,
-                question=item.question,
-                options=item.options,
-                kind=item.kind,
-                prompt=item.prompt,
-                context=context,
-            )
+            with bound(ProxyModel(main, sub, template_prefill=self.grpo.prefill)):
+                result = await run_question(
+                    shared_graph(self.board),
+                    self.board,
+                    video_path=item.video,
+                    question=item.question,
+                    options=item.options,
+                    kind=item.kind,
+                    prompt=item.prompt,
+                    context=context,
+                )
         finally:
             await asyncio.gather(main.aclose(), sub.aclose())
         outcome = rollout_outcome(result.trace or {}, target=item.target, config=self.grpo)
         if outcome.reward is None:
             why = result.error or "the answer or its gold target cannot be judged"
-            raise UnjudgedRollout(f"prompt {item.prompt_id} run {result.run_id}: {why}")
+            raise UnjudgedRollout(f"prompt {item.id} run {result.run_id}: {why}")
         if self.log_stats:
             log_areal_stats(outcome.stats)
         return float(outcome.reward)

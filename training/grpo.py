@@ -27,24 +27,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
-import dataclasses
 import json
 import logging
 import os
 import shutil
 import time
-import types
-import typing
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
 
 from graphs.board import Board
-from graphs.context import Context
+from graphs.context import LIMITS, Context
+from graphs.flags import add_dataclass_flags, given
 from serving.engine import LocalVLM
 from training.advantages import group_advantages, rewards_tensor
 from training.loss import policy_loss
@@ -263,52 +261,19 @@ def train(run: RunConfig, algo: ParaGRPOConfig, context: Context | None = None) 
     return engine.log_path
 
 
-# --- CLI: one flag per dataclass field, its help text the field's ------------------------
-
-
-def _add_fields(parser: argparse.ArgumentParser, cls: type, title: str, skip=()) -> None:
-    hints, group = typing.get_type_hints(cls), parser.add_argument_group(title)
-    for f in fields(cls):
-        if f.name in skip:
-            continue
-        kind, meta = hints[f.name], f.metadata
-        if typing.get_origin(kind) in (typing.Union, types.UnionType):
-            kind = next(a for a in typing.get_args(kind) if a is not type(None))
-        has_default = f.default is not dataclasses.MISSING
-        default = f" (default: {f.default})" if has_default else ""
-        kwargs: dict[str, Any] = {
-            "help": (meta.get("help") or meta.get("description", "")) + default,
-            "default": None,
-            "required": not has_default,
-        }
-        if kind is bool:
-            kwargs["action"] = argparse.BooleanOptionalAction
-        elif typing.get_origin(kind) is Literal:
-            kwargs["choices"] = typing.get_args(kind)
-        elif typing.get_origin(kind) is tuple:
-            kwargs |= {"nargs": "+", "type": typing.get_args(kind)[0]}
-        else:
-            kwargs |= {"type": kind, "choices": meta.get("choices")}
-        group.add_argument("--" + f.name.replace("_", "-"), **kwargs)
-
-
-def _given(cls: type, args: argparse.Namespace, skip=()) -> dict[str, Any]:
-    values = {f.name: getattr(args, f.name, None) for f in fields(cls) if f.name not in skip}
-    return {k: tuple(v) if isinstance(v, list) else v for k, v in values.items() if v is not None}
-
-
 def parse_args(argv: list[str] | None = None) -> tuple[RunConfig, ParaGRPOConfig, Context]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    _add_fields(parser, RunConfig, "run")
-    _add_fields(parser, ParaGRPOConfig, "algorithm (PARA-GRPO)")
-    _add_fields(parser, Context, "graph (Context; frames, prefix, sampling come from the arm)",
-                skip=_SET_BY_ENGINE)  # fmt: skip
+    add_dataclass_flags(parser, RunConfig, "run")
+    add_dataclass_flags(parser, ParaGRPOConfig, "algorithm (PARA-GRPO)")
+    add_dataclass_flags(
+        parser, Context, "graph (Context; frames, prefix, sampling come from the arm)",
+        skip=_SET_BY_ENGINE, limits=LIMITS,
+    )  # fmt: skip
     args = parser.parse_args(argv)
-    context = Context(**_given(Context, args, skip=_SET_BY_ENGINE))
     return (
-        RunConfig(**_given(RunConfig, args)),
-        ParaGRPOConfig(**_given(ParaGRPOConfig, args)),
-        context,
+        RunConfig(**given(RunConfig, args)),
+        ParaGRPOConfig(**given(ParaGRPOConfig, args)),
+        Context(**given(Context, args, skip=_SET_BY_ENGINE)),
     )
 
 

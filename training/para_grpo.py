@@ -42,6 +42,7 @@ from typing import Any, Literal
 from agents.prompts import QuestionKind, forced_answer_text
 from agents.protocol import THINK_PREFIX, with_prefix
 from graphs.context import Context
+from graphs.traces import call_role
 from training import rewards
 from training.gating import FRAME_CHOICES, draw_frames
 from training.rewards import RewardParts, RewardSettings
@@ -198,7 +199,7 @@ def trace_reward(
     Turns are the main agent's completions with the prefill each call recorded; executed
     calls are those the graph validated and ran; responses are the notes that came back.
     """
-    main = [call for call in trace.get("model_calls", []) if call["agent"] == "main"]
+    main = [call for call in trace.get("model_calls", []) if call_role(call) == "main"]
     if trace.get("status") == "failed" or not main:
         return RewardParts(None, 0.0, None, None)
     turns = [

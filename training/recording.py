@@ -1,6 +1,6 @@
 """A ChatModel that samples in-process from the policy being trained and records every call.
 
-``RecordingChatModel`` speaks the same ``complete(messages, params, *, prefill)`` contract as
+``RecordingChatModel`` speaks the same ``complete(request)`` contract as
 ``agents.llm.OpenAIChatModel``, so the graph runs unchanged, but instead of HTTP it renders
 the request exactly as ``serving.server`` does (``convert_messages`` then
 ``LocalVLM.build_prompt``, with a prefill sent as a final assistant message continued with
@@ -33,7 +33,8 @@ from typing import Any
 
 import torch
 
-from agents.completion import Completion, EndpointError, SamplingParams, Usage
+from agents.completion import Completion, EndpointError, Usage
+from agents.requests import ModelRequest
 from serving.engine import GenerationSettings, LocalVLM, Prompt, RequestError
 from serving.messages import convert_messages
 
@@ -50,6 +51,7 @@ class CallRecord:
     vision: Mapping[str, torch.Tensor]  # pixel_values / image_grid_thw ({} without images)
     temperature: float  # of the log-probs: the sampling temperature, 1.0 for greedy calls
     prefill: str | None
+    role: str = "main"  # agents.requests.Role of the request
 
     @property
     def key(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -91,27 +93,20 @@ class RecordingChatModel:
             self.vlm, seed=seed, name=self.name, render_lock=self._render_lock
         )
 
-    async def complete(
-        self,
-        messages: list[dict[str, Any]],
-        params: SamplingParams,
-        *,
-        prefill: str | None = None,
-    ) -> Completion:
+    async def complete(self, request: ModelRequest, *, on_text=None) -> Completion:
         with self._lock:
             index, self._calls = self._calls, self._calls + 1
+        params = request.params
         seed = params.seed
         if seed is None and self.seed is not None:
             seed = call_seed(self.seed, index)
-        return await asyncio.to_thread(self._complete, messages, params, prefill, seed)
+        completion = await asyncio.to_thread(self._complete, request, seed)
+        if on_text is not None and completion.text:
+            on_text(completion.text)
+        return completion
 
-    def _complete(
-        self,
-        messages: list[dict[str, Any]],
-        params: SamplingParams,
-        prefill: str | None,
-        seed: int | None,
-    ) -> Completion:
+    def _complete(self, request: ModelRequest, seed: int | None) -> Completion:
+        messages, params, prefill = request.wire(), request.params, request.prefill
         if params.top_p < 1.0:
             raise ValueError("recorded log-probs assume top_p == 1 (no nucleus truncation)")
         began = time.perf_counter()
@@ -143,6 +138,7 @@ class RecordingChatModel:
             vision=prompt.vision,
             temperature=params.temperature if params.temperature > 0 else 1.0,
             prefill=prefill,
+            role=request.role,
         )
         with self._lock:
             self.records.append(record)

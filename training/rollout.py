@@ -25,17 +25,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import fmean
-from typing import Any
 
 import torch
 
 from agents.benchmark import prompt_text
 from agents.synthetic import make_questions, make_video, read_manifest, write_manifest
 from graphs.board import Board
-from graphs.builder import compile_graph
+from graphs.bound import bound, shared_graph
 from graphs.context import Context
 from graphs.run import run_question
 from graphs.traces import Trace
+from training.questions import RLPrompt
 from training.recording import RecordingChatModel
 from training.rewards import RewardParts
 
@@ -44,19 +44,6 @@ _TARGETS = {
     "grounding": lambda t: (t["start"], t["end"]),
     "open_ended": lambda t: t["text"],
 }
-
-
-@dataclass(frozen=True)
-class RLPrompt:
-    """One training question with its ground truth in the form the rewards read."""
-
-    id: str
-    video: str
-    question: str
-    options: tuple[str, ...]
-    kind: str
-    target: Any
-    prompt: str | None = None  # the benchmark's question block, as evaluation sends it
 
 
 def needle_prompts(
@@ -188,8 +175,12 @@ def build_trajectory(
             Turn(call["agent"], call["turn"], record.prompt_ids, record.token_ids,
                  record.logprobs, record.vision, record.temperature)
         )  # fmt: skip
-    main = sorted((t for t in turns if t.agent == "main"), key=lambda t: t.turn)
-    subs = [t for t in turns if t.agent.startswith("sub:")]  # verify-gate verdicts: not trained
+    roles = [call["role"] for call in trace["model_calls"]]
+    main = sorted(
+        (t for t, r in zip(turns, roles, strict=True) if r == "main"), key=lambda t: t.turn
+    )
+    # verify-gate verdicts are not trained; sub-agent turns only when asked (train_subagents)
+    subs = [t for t, r in zip(turns, roles, strict=True) if r == "sub_agent"]
     return Trajectory(prompt, index, context, trace, main, subs)
 
 
@@ -209,19 +200,22 @@ async def rollout_group(
     context = replace(context, seed=None)
     limit = limit or asyncio.Semaphore(group_size)
 
+    graph = shared_graph(board)
+
     async def one(index: int) -> Trajectory:
         async with limit:
             fork = recorder.fork(seed=rollout_seed(seed, prompt.id, index))
-            result = await run_question(
-                compile_graph(fork, board),
-                board,
-                video_path=prompt.video,
-                question=prompt.question,
-                options=prompt.options,
-                kind=prompt.kind,
-                prompt=prompt.prompt,
-                context=context,
-            )
+            with bound(fork):  # this rollout samples from its own recorder
+                result = await run_question(
+                    graph,
+                    board,
+                    video_path=prompt.video,
+                    question=prompt.question,
+                    options=prompt.options,
+                    kind=prompt.kind,
+                    prompt=prompt.prompt,
+                    context=context,
+                )
         return build_trajectory(prompt, index, context, result.trace, fork)
 
     return list(await asyncio.gather(*(one(i) for i in range(group_size))))

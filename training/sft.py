@@ -20,6 +20,7 @@ How it sits on TRL (1.16):
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import os
@@ -35,10 +36,10 @@ from transformers import (
     AutoImageProcessor,
     AutoModelForImageTextToText,
     AutoTokenizer,
-    HfArgumentParser,
 )
 from trl import SFTConfig, SFTTrainer
 
+from graphs.flags import add_dataclass_flags, given
 from training.collate import FramesCollator
 
 log = logging.getLogger(__name__)
@@ -212,12 +213,16 @@ def train(config: SFTRunConfig, dataset=None) -> list[tuple[int, float]]:
     return curve
 
 
+def parse_args(argv: list[str] | None = None) -> SFTRunConfig:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_dataclass_flags(parser, SFTRunConfig, "run", underscores=True)
+    return SFTRunConfig(**given(SFTRunConfig, parser.parse_args(argv)))
+
+
 def main(argv: list[str] | None = None) -> None:
     """CLI: every ``SFTRunConfig`` field is a flag; ``--help`` prints their help text."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    parser = HfArgumentParser(SFTRunConfig, description=__doc__.splitlines()[0])
-    (config,) = parser.parse_args_into_dataclasses(args=argv)
-    train(config)
+    train(parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -38,9 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from agents import prompts, video
+from agents.main_turn import Ask, Setting, main_messages
 from agents.protocol import render_turn
+from agents.sampling import overview_count
 from graphs.context import Context
-from graphs.traces import read_jsonl
+from graphs.traces import call_role, read_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +101,7 @@ def trace_rows(trace: Mapping[str, Any], *, subagents: bool = False) -> Iterator
     if not subagents:
         return
     for call in trace["model_calls"]:
-        if call["agent"].startswith("sub:"):
+        if call_role(call) == "sub_agent":
             reply = {"role": "assistant", "content": call["completion"]["text"]}
             yield chat_row([*call["messages"], reply], **meta, agent=call["agent"])
 
@@ -153,18 +155,21 @@ def paravt_record(row: Mapping[str, Any], video_root: str | Path | None = None) 
 
 
 def paravt_messages(record: Mapping[str, Any], context: Context | None = None) -> list[dict]:
-    """The graph's first main-agent request for a record (as ``graphs.nodes.prepare`` builds it)."""
+    """The graph's first main-agent request for a record: the same builder the graph uses
+    (``agents.main_turn``), with the same sampling rules (``agents.sampling``)."""
     ctx = context or Context()
     info = video.probe(record["video"])
-    timestamps = video.overview_timestamps(info.duration, ctx.overview_frames)
+    count = overview_count(info.codec, info.duration, ctx.overview_frames)
+    timestamps = video.overview_timestamps(info.duration, count)
     overview = prompts.frames_part(info.path, timestamps, ctx.overview_max_pixels)
-    content = prompts.main_user_content(
-        "", overview, kind=record["kind"], duration=info.duration, prompt=record["prompt"]
+    setting = Setting(
+        dispatch=ctx.dispatch,
+        max_parallel=ctx.max_parallel,
+        media=info.codec,
+        answer_now=ctx.calls_per_turn == 0 or ctx.max_turns == 0,
     )
-    if ctx.calls_per_turn == 0 or ctx.max_turns == 0:
-        content.append(prompts.text_part("\n" + prompts.forced_answer_text(record["kind"])))
-    system = prompts.main_system_prompt(ctx.dispatch, ctx.max_parallel)
-    return [{"role": "system", "content": system}, {"role": "user", "content": content}]
+    ask = Ask(question="", kind=record["kind"], prompt=record["prompt"])
+    return main_messages(ask, overview, duration=info.duration, setting=setting)
 
 
 def paravt_rows(

@@ -15,16 +15,19 @@ from graphs.traces import build_trace
 
 def make_finish(board: Board):
     async def finish(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict:
-        ctx = runtime.context or Context()
+        if state.get("run_id") is None:  # refused before a run: the chat says why
+            return {"status": "failed"}
+        ctx = runtime.context
         thread_id = str(config.get("configurable", {}).get("thread_id", state["run_id"]))
-        trace = build_trace(state, ctx, thread_id=thread_id)
+        trace = build_trace(state, ctx, thread_id=thread_id, error=state.get("refusal"))
         await asyncio.to_thread(
             board.finish_run,
             state["run_id"],
             status=state["status"],
             answer=state.get("answer"),
+            error=state.get("refusal"),
             trace=trace,
         )
-        return {}
+        return {"status": state["status"]}
 
     return finish

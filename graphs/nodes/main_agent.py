@@ -2,94 +2,91 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
-
-from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from agents import prompts
 from agents.completion import ChatModel, SamplingParams
-from agents.protocol import THINK_PREFIX, ToolCall, parse, with_prefix
-from agents.tools import ToolArgumentError, validate_crop
+from agents.main_turn import main_request
+from agents.protocol import THINK_PREFIX, parse, with_prefix
+from graphs.calls import validate_calls
+from graphs.chat_view import answer_message, main_message_id, tool_turn_message
 from graphs.context import Context
-from graphs.messages import to_openai
-from graphs.state import CallRecord, ModelCall, State
+from graphs.length import coverage_instruction
+from graphs.prefetch import WindowPrefetch
+from graphs.progress import report
+from graphs.state import State
+from graphs.streaming import TokenStream
+from graphs.traces import model_call
+from graphs.transcript import ask_of, main_calls, setting_of, steps_of
 
 
 def make_main_agent(llm: ChatModel):
     async def main_agent(state: State, runtime: Runtime[Context]) -> dict:
-        ctx = runtime.context or Context()
-        turn = state["turn"]
-        forced = turn >= ctx.max_turns or ctx.calls_per_turn == 0 or state.get("length_retried")
-        messages = to_openai(state["messages"])
-        wire = await asyncio.to_thread(prompts.expand_frames, messages)
-        prefill = THINK_PREFIX if ctx.think_prefix else None
-        params = SamplingParams(
-            temperature=ctx.temperature,
-            top_p=ctx.top_p,
-            max_tokens=ctx.max_new_tokens,
-            seed=ctx.seed,
+        ctx = runtime.context
+        run_id, turn = state["run_id"], state["turn"]
+        forced = (
+            turn >= ctx.max_turns
+            or ctx.calls_per_turn == 0
+            or state.get("rejected_turn") is not None
         )
-        completion = await llm.complete(wire, params, prefill=prefill)
+        prefill = THINK_PREFIX if ctx.think_prefix else None
+        request = main_request(
+            ask_of(state),
+            state["overview"],
+            duration=state["duration"],
+            setting=setting_of(state, ctx),
+            steps=steps_of(state, ctx, coverage_instruction(ctx)),
+            turn=turn,
+            prefill=prefill,
+            params=SamplingParams(
+                temperature=ctx.temperature,
+                top_p=ctx.top_p,
+                max_tokens=ctx.max_new_tokens,
+                seed=ctx.seed,
+            ),
+        )
+        message_id = main_message_id(run_id, len(main_calls(state)))
+        prefetch = WindowPrefetch(state["video"], state["media"], state["duration"], ctx)
+        prefetch.send(prefill or "")
+        async with TokenStream(message_id) as stream:
+
+            def on_text(piece: str) -> None:
+                stream.send(piece)
+                if not forced:  # windows decode while the turn is still being written
+                    prefetch.send(piece)
+
+            completion = await llm.complete(request, on_text=on_text)
         text = with_prefix(completion.text, prefill) if prefill else completion.text
         parsed = parse(text)
         update: dict = {
-            "messages": [AIMessage(content=text)],
-            "violations": [[str(v) for v in parsed.violations]],
-            "model_calls": [
-                ModelCall(
-                    agent="main",
-                    turn=turn,
-                    messages=messages,
-                    prefill=prefill,
-                    completion=completion.to_record(),
-                    frames_encoded=prompts.count_frames(messages),
-                )
-            ],
+            "violations": [{"run_id": run_id, "found": [str(v) for v in parsed.violations]}],
+            "model_calls": [model_call(run_id, request, completion)],
         }
         if parsed.answer or forced or not parsed.tool_calls:
-            update |= {
+            message = answer_message(
+                parsed.answer,
+                state.get("options") or [],
+                run_id=run_id,
+                turn=turn,
+                text=text,
+                message_id=message_id,
+            )
+            return update | {
+                "messages": [message],
                 "answer": parsed.answer or None,
                 "final_text": text,
                 "final_reply": completion.text,
                 "status": "answered" if parsed.answer else "no_answer",
             }
-        else:
-            update["calls"] = validate_calls(
-                parsed.tool_calls, turn=turn, duration=state["duration"], cap=ctx.calls_per_turn
-            )
-        return update
+        calls = validate_calls(
+            parsed.tool_calls,
+            run_id=run_id,
+            turn=turn,
+            duration=state["duration"],
+            cap=ctx.calls_per_turn,
+        )
+        running = sum(c["error"] is None for c in calls)
+        report("calls", run_id=run_id, turn=turn, in_flight=running, refused=len(calls) - running)
+        message = tool_turn_message(parsed, calls, run_id=run_id, text=text, message_id=message_id)
+        return update | {"messages": [message], "calls": calls}
 
     return main_agent
-
-
-def validate_calls(
-    calls: Sequence[ToolCall], *, turn: int, duration: float, cap: int
-) -> list[CallRecord]:
-    """Check every call of a turn; a bad or surplus call gets a message for the model."""
-    records = []
-    for position, call in enumerate(calls):
-        start = end = error = None
-        if position >= cap:
-            error = (
-                f"{call.name or 'tool'}: refused, at most {cap} call(s) per turn; this call was "
-                "not run. Ask again next turn if you still need this window."
-            )
-        else:
-            try:
-                window = validate_crop(call, duration)
-                start, end = window.start, window.end
-            except ToolArgumentError as exc:
-                error = str(exc)
-        records.append(
-            CallRecord(
-                turn=turn,
-                index=position,
-                arguments=dict(call.arguments),
-                start=start,
-                end=end,
-                error=error,
-            )
-        )
-    return records

@@ -1,50 +1,60 @@
-"""Prepare a run: check the video, pick overview frames, open the run on the board."""
+"""Prepare a run: read the question and its video, check the settings fit the served model,
+pick overview frames, open the run."""
 
 from __future__ import annotations
 
 import asyncio
-import uuid
+from collections.abc import Sequence
 from dataclasses import asdict
+from pathlib import Path
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from agents import prompts, video
+from agents.completion import ChatModel
+from agents.sampling import overview_count
+from graphs.asking import humans, next_question
 from graphs.board import Board
+from graphs.budget import budget_problem, served_context_length, window_frames_cap
+from graphs.chat_input import MediaRefused
 from graphs.context import Context
+from graphs.progress import report
 from graphs.state import CallRecord, State
 
 
-def make_prepare(board: Board):
+def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel):
     async def prepare(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict:
-        ctx = runtime.context or Context()
-        info = await asyncio.to_thread(video.probe, state["video"])
-        run_id = state.get("run_id") or uuid.uuid4().hex[:12]
-        thread_id = str(config.get("configurable", {}).get("thread_id", run_id))
-        timestamps = video.overview_timestamps(info.duration, overview_count(info, ctx))
-        overview = await asyncio.to_thread(  # keyframe sampling reads the file's packets
-            prompts.frames_part,
-            info.path,
-            timestamps,
-            ctx.overview_max_pixels,
-            sampling=ctx.overview_sampling,
-        )
-        content = prompts.main_user_content(
-            state["question"],
-            overview,
-            options=state.get("options", []),
-            kind=state.get("kind"),
-            duration=info.duration,
-            prompt=state.get("prompt"),
-        )
-        if ctx.calls_per_turn == 0 or ctx.max_turns == 0:
-            content.append(prompts.text_part("\n" + prompts.forced_answer_text(state.get("kind"))))
+        ctx = runtime.context
+        try:
+            q = next_question(state, ctx, roots)
+            info = await asyncio.to_thread(video.probe, q.video)
+        except (MediaRefused, video.VideoError) as exc:
+            return refusal(state, str(exc))
+        thread_id = str(config.get("configurable", {}).get("thread_id", q.run_id))
+        count = overview_count(info.codec, info.duration, ctx.overview_frames)
+        limit = await served_context_length(llm)
+        window = window_frames_cap(ctx, info.codec, info.duration)
+        too_big = budget_problem(ctx, info, count, window, limit) if limit else ""
+        times = video.overview_timestamps(info.duration, count)
+        overview = state.get("overview")
+        if too_big:  # fail before decoding: the run is recorded, with the settings to change
+            overview = {"video": info.path, "timestamps": [], "max_pixels": 0}
+        elif not _same_overview(overview, info.path, times, ctx):  # a follow-up reuses them
+            overview = await asyncio.to_thread(  # keyframe sampling reads the file's packets
+                prompts.frames_part,
+                info.path,
+                times,
+                ctx.overview_max_pixels,
+                sampling=ctx.overview_sampling,
+            )
+        report("overview", run_id=q.run_id, frames=len(overview["timestamps"]))
         await asyncio.to_thread(
             board.start_run,
-            run_id,
+            q.run_id,
             video=info.path,
-            question=state["question"],
+            question=q.question,
             settings=asdict(ctx),
             thread_id=thread_id,
         )
@@ -52,6 +62,7 @@ def make_prepare(board: Board):
         if ctx.scanner_first:  # a call nobody typed: the scanner's window is the whole input
             scanner = [
                 CallRecord(
+                    run_id=q.run_id,
                     turn=-1,
                     index=0,
                     arguments={"scanner": True},
@@ -60,33 +71,52 @@ def make_prepare(board: Board):
                     error=None,
                 )
             ]
+        refused = [AIMessage(content=too_big, id=f"refusal-{q.asked}")] if too_big else []
         return {
-            "calls": scanner,
-            "run_id": run_id,
+            "messages": ([q.human] if q.human else []) + refused,
+            "calls": [] if too_big else scanner,
+            "run_id": q.run_id,
             "video": info.path,
+            "question": q.question,
+            "options": list(q.options),
+            "kind": q.kind,
+            "prompt": q.prompt,
             "duration": info.duration,
+            "media": info.codec,
             "overview": overview,
+            "asked": q.asked,
             "turn": -1 if scanner else 0,  # the scanner's pass is turn -1
-            "status": "running",
+            "status": "failed" if too_big else "running",
             "answer": None,
             "final_text": None,
             "final_reply": None,
-            "length_retried": False,
-            "messages": [
-                SystemMessage(
-                    content=prompts.main_system_prompt(ctx.dispatch, ctx.max_parallel, info.codec)
-                ),
-                HumanMessage(content=content),
-            ],
+            "rejected_turn": None,
+            "refusal": too_big or None,
         }
 
     return prepare
 
 
-def overview_count(info: video.VideoInfo, ctx: Context) -> int:
-    """Overview frames: one for an image, at most one per page for a deck."""
-    if info.codec == "image":
-        return 1
-    if info.codec == "pages":
-        return min(ctx.overview_frames, int(info.duration))
-    return ctx.overview_frames
+def refusal(state: State, message: str) -> dict:
+    """Nothing to run (no video, a path refused, an unreadable file): say why, in the chat.
+    The question has no run (``run_id`` None), so the board records none."""
+    asked = len(humans(state))
+    return {
+        "messages": [AIMessage(content=message, id=f"refusal-{asked}")],
+        "run_id": None,
+        "asked": asked,
+        "status": "failed",
+        "refusal": message,
+        "answer": None,
+    }
+
+
+def _same_overview(overview, path: str, times, ctx: Context) -> bool:
+    if not overview or overview.get("video") != path:
+        return False
+    wanted = overview.get("requested", overview["timestamps"])
+    return (
+        [round(t, 3) for t in times] == wanted
+        and overview["max_pixels"] == ctx.overview_max_pixels
+        and overview.get("sampling", "exact") == ctx.overview_sampling
+    )

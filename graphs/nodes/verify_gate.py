@@ -11,37 +11,39 @@ import asyncio
 from langgraph.runtime import Runtime
 
 from agents import prompts
-from agents.completion import ChatModel, SamplingParams
-from agents.verify import MAX_VERDICT_TOKENS, parse_verdict, verify_messages
+from agents.completion import ChatModel
+from agents.sub_turn import Window, verifier_request
+from agents.verify import parse_verdict
 from graphs.board import Board, Note
 from graphs.context import Context
+from graphs.progress import report
 from graphs.state import ModelCall, VerifyTask
+from graphs.traces import model_call
 
 
 def make_verify_gate(llm: ChatModel, board: Board):
     async def verify_gate(task: VerifyTask, runtime: Runtime[Context]) -> dict:
-        ctx = runtime.context or Context()
+        ctx = runtime.context
         result = dict(task["result"])
         model_calls: list[ModelCall] = []
         if ctx.board_mode == "verified" and result["frames"] is None:
+            window = Window(
+                task["video"],
+                task["media"],
+                result["start"],
+                result["end"],
+                result["turn"],
+                result["index"],
+            )
             frames = prompts.frames_part(
                 task["video"], result["timestamps"], ctx.crop_max_pixels, result.get("region")
             )
-            messages = verify_messages(frames, question=task["question"], claim=result["content"])
-            wire = await asyncio.to_thread(prompts.expand_frames, messages)
-            params = SamplingParams(temperature=0.0, max_tokens=MAX_VERDICT_TOKENS)
-            completion = await llm.complete(wire, params)
-            result["verdict"], _ = parse_verdict(completion.text)
-            model_calls.append(
-                ModelCall(
-                    agent=f"verify:{result['turn']}:{result['index']}",
-                    turn=result["turn"],
-                    messages=messages,
-                    prefill=None,
-                    completion=completion.to_record(),
-                    frames_encoded=len(result["timestamps"]),
-                )
+            request = verifier_request(
+                window, frames, question=task["question"], claim=result["content"]
             )
+            completion = await llm.complete(request)
+            result["verdict"], _ = parse_verdict(completion.text)
+            model_calls.append(model_call(task["run_id"], request, completion))
         usage = task["usage"]
         note = Note(
             run_id=task["run_id"],
@@ -59,6 +61,16 @@ def make_verify_gate(llm: ChatModel, board: Board):
             latency_s=usage["latency_s"],
         )
         await asyncio.to_thread(board.add_note, note)
+        report(
+            "note",
+            run_id=task["run_id"],
+            turn=result["turn"],
+            call=result["index"],
+            start=result["start"],
+            end=result["end"],
+            verdict=result["verdict"],
+            note=result["content"],
+        )
         return {"tool_results": [result], "model_calls": model_calls}
 
     return verify_gate

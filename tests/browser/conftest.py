@@ -17,10 +17,6 @@ import pytest
 
 from tests.browser.stack import ROOT, running_stack
 
-# Issue 11: the graph takes chat `messages` only once items 1-6 land. Until then this test
-# runs only with PARAVT_BROWSER_TEST=1; set this to False to run it by default (and in CI).
-WAITING_FOR_CHAT_NATIVE_GRAPH = True
-
 ARTIFACTS = Path(os.environ.get("PARAVT_BROWSER_ARTIFACTS", ROOT / "build" / "browser-artifacts"))
 CHROMIUM_FLAGS = [
     "--no-sandbox",
@@ -34,17 +30,6 @@ CHROMIUM_FLAGS = [
 
 
 _screenshots_taken = False
-
-
-def pytest_collection_modifyitems(config, items):
-    if not WAITING_FOR_CHAT_NATIVE_GRAPH or os.environ.get("PARAVT_BROWSER_TEST") == "1":
-        return
-    waiting = pytest.mark.skip(
-        reason="waiting for chat-native graph (issue 11); PARAVT_BROWSER_TEST=1 runs it"
-    )
-    for item in items:
-        if "browser" in item.keywords:
-            item.add_marker(waiting)
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -16,6 +16,7 @@ the window, the notes that came back) plus the ground truth of the video being r
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import re
 import time
@@ -23,15 +24,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from agents import benchmark
-from agents.completion import Completion, SamplingParams, Usage
+from agents.completion import Completion, Usage
 from agents.protocol import TOOL_NAME, render_turn
+from agents.requests import ModelRequest
 from agents.synthetic import QAItem, SyntheticVideo
 
 WINDOWS = 4
 NO_SHAPES = "No coloured shapes."
 _LABEL = re.compile(r"^<(\d+(?:\.\d+)?) seconds>$")
-_WINDOW = re.compile(r"window (\d+(?:\.\d+)?) - (\d+(?:\.\d+)?) seconds")
-_LENGTH = re.compile(r"length (\d+(?:\.\d+)?) seconds")
 _SIGHTING = re.compile(r"(\w+) (\w+) from (\d+) to (\d+) seconds")
 
 
@@ -169,8 +169,7 @@ def main_turn(truth: Truth, messages: Sequence[Mapping]) -> str:
     if not tools:
         guess = item.answer if kind != "ground" else _guess_span(item)
         return render_turn(f"{look} I cannot see it, so I guess.", answer=guess)
-    duration = float(_LENGTH.search("".join(_texts(first_user))).group(1))
-    step = duration / WINDOWS
+    step = truth.video.duration / WINDOWS
     calls = [
         {
             "name": TOOL_NAME,
@@ -190,11 +189,9 @@ def _int(x: float) -> int | float:
     return int(x) if float(x).is_integer() else round(x, 1)
 
 
-def sub_turn(truth: Truth, messages: Sequence[Mapping]) -> str:
-    """The sub-agent's note for this request."""
-    user = messages[-1]
-    window = _WINDOW.search(" ".join(_texts(user)))
-    return window_note(truth.video, frame_times(user), float(window.group(2)))
+def sub_turn(truth: Truth, messages: Sequence[Mapping], window: tuple[float, float]) -> str:
+    """The sub-agent's note for this request (its window from the request, never its text)."""
+    return window_note(truth.video, frame_times(messages[-1]), window[1])
 
 
 class OracleModel:
@@ -202,14 +199,13 @@ class OracleModel:
 
     model = "needle-oracle"
 
-    async def complete(
-        self, messages: Sequence[Mapping], params: SamplingParams, *, prefill: str | None = None
-    ) -> Completion:
+    async def complete(self, request: ModelRequest, *, on_text=None) -> Completion:
         began = time.perf_counter()
         truth = _TRUTH.get()
-        system = "".join(_texts(messages[0]))
-        if system.startswith("You describe video clips"):
-            text = sub_turn(truth, messages)
+        messages = await asyncio.to_thread(request.wire)  # frames labelled with their real times
+        prefill = request.prefill
+        if request.role == "sub_agent":
+            text = sub_turn(truth, messages, request.window)
         else:
             text = main_turn(truth, messages)
             if prefill:
