@@ -192,8 +192,10 @@ def completion_from_body(body: dict[str, Any], *, model: str) -> Completion:
     try:
         usage = _usage(body.get("usage"))
         logprobs = _logprobs(choice.get("logprobs"))
-        token_ids = _int_tuple(choice.get("token_ids"))
-        prompt_ids = _int_tuple(body.get("prompt_token_ids", choice.get("prompt_token_ids")))
+        # vLLM: choices[].token_ids and a top-level prompt_token_ids; SGLang (0.5.23; not 0.5.15):
+        # choices[].response_token_ids and choices[].prompt_token_ids (tests/data/servers/)
+        token_ids = _int_tuple(_first(choice, "token_ids", "response_token_ids"))
+        prompt_ids = _int_tuple(_first(body, "prompt_token_ids") or choice.get("prompt_token_ids"))
     except (TypeError, ValueError, KeyError) as exc:
         raise MalformedResponse(f"unreadable usage/logprobs/token ids: {exc!r}") from exc
     return Completion(
@@ -227,6 +229,11 @@ def _logprobs(raw: Any) -> tuple[float, ...] | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("content"), list):
         return None
     return tuple(float(entry["logprob"]) for entry in raw["content"])
+
+
+def _first(container: dict[str, Any], *keys: str) -> Any:
+    """The first of ``keys`` that is present and not null."""
+    return next((container[k] for k in keys if container.get(k) is not None), None)
 
 
 def _int_tuple(raw: Any) -> tuple[int, ...] | None:
