@@ -45,6 +45,7 @@ from agents.completion import (
     first_model_id,
 )
 from agents.requests import ModelRequest
+from agents.template_probe import template_opens
 from agents.tls import tls_context
 
 log = logging.getLogger(__name__)
@@ -129,6 +130,7 @@ class OpenAIChatModel:
         self.extra_body: dict[str, Any] = dict(extra_body or {})
         self._model = model
         self._models: dict[str, Any] | None = None
+        self._opens: dict[str, bool] = {}
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._owns_http_client = http_client is None
@@ -155,7 +157,7 @@ class OpenAIChatModel:
         sent = await asyncio.to_thread(request.wire)
         params = request.params
         extra_body = dict(self.extra_body)
-        if request.prefill is not None:
+        if request.prefill is not None and not await self._template_opens(request.prefill):
             sent.append({"role": "assistant", "content": request.prefill})
             extra_body.update(continue_final_message=True, add_generation_prompt=False)
         if params.return_token_ids:
@@ -226,6 +228,17 @@ class OpenAIChatModel:
         if on_text is not None and whole_body and completion.text:
             on_text(completion.text)
         return dataclasses.replace(completion, latency_s=latency_s, attempts=attempts)
+
+    async def _template_opens(self, prefill: str) -> bool:
+        """Whether the served template's generation prompt already ends with ``prefill``
+        (a Thinking checkpoint's ``<think>\n``): then it is not sent again. Asked once."""
+        if prefill not in self._opens:
+            self._opens[prefill] = await template_opens(
+                self._client, await self.model_name(), prefill
+            )
+            if self._opens[prefill]:
+                log.info("the served chat template opens %r itself: not prefilled", prefill)
+        return self._opens[prefill]
 
     async def model_name(self) -> str:
         """`model` if given, else the first id served at GET /models (cached)."""

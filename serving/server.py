@@ -13,7 +13,8 @@ FastAPI app serves one model, one request at a time, with what rollouts need:
   ``repetition_penalty``, ``skip_special_tokens``, ``chat_template_kwargs``;
 - the raw completion text: tool calls stay in ``content`` (``agents/protocol.py`` parses them);
 - ``stream`` (SSE chunks as OpenAI and SGLang send them, ``stream_options.include_usage``),
-  tokens sent as they are generated; not together with ``logprobs`` or ``return_token_ids``.
+  tokens sent as they are generated; not together with ``logprobs`` or ``return_token_ids``;
+- SGLang's ``/v1/tokenize`` and ``/v1/detokenize`` (``serving.tokenize_routes``).
 
     python -m serving.server --model DIR --host 127.0.0.1 --port 30000
     python -m serving.server            # the shipped paravt-nano (assets/paravt-nano)
@@ -52,6 +53,7 @@ from serving.messages import convert_messages  # noqa: E402
 from serving.regime import read_regime  # noqa: E402
 from serving.sse import ChunkStream  # noqa: E402
 from serving.streaming import log_done, stream_completion, usage_of  # noqa: E402
+from serving.tokenize_routes import add_tokenize_routes  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -163,6 +165,8 @@ def create_app(
     async def internal(_: Request, exc: Exception) -> JSONResponse:
         # Starlette re-raises after this handler, so uvicorn logs the traceback server-side.
         return _error(500, f"internal error: {type(exc).__name__}: {exc}", "internal_error")
+
+    add_tokenize_routes(app, vlm)
 
     @app.get("/health")
     async def health() -> dict[str, str]:
