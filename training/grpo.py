@@ -1,5 +1,12 @@
 """A single-machine GRPO engine on the CPU: rollouts through the real graph, then a policy step.
 
+PARA-GRPO's trainer is TRL's (``training.trl_grpo``). This loop stays for one thing TRL
+cannot give: byte-reproducible runs. Every model call here samples from its own seed
+(``rollout.rollout_seed`` of the prompt and call), so the shipped paravt-nano rebuild
+(``training.nano``) gives the same weights twice; TRL's generation batches the calls of
+concurrent episodes and draws them from one random stream, so a call's tokens depend on
+which calls shared its batch. Both implement the same algorithm (``training.para_grpo``).
+
 One step, as a plain loop (:meth:`GRPOEngine.step`):
 
 1. sample ``prompts_per_step`` prompts; one graph Context per prompt (nFrames Gating draws
