@@ -11,12 +11,16 @@ import re
 
 _EXAMPLE = "a specific example is : 20.8 - 30.0 seconds"
 _KEYWORDS = ("starts", "ends", "happens in", "start time", "end time", "start", "end", "happen")
-_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*[–-]\s*(\d+(?:\.\d+)?)")
+_RANGE = re.compile(r"(\d++(?:\.\d++)?+)\s*+[–-]\s*+(\d++(?:\.\d++)?+)")
 _NUMBER = re.compile(r"\b(\d+(?:\.\d+)?)\b")
 _CLOCK_HMS = re.compile(r"\b(\d{1,2}:\d{2}:\d{2})\b")
-_SPAN_S = re.compile(r"(\d+(?:\.\d+)?)\s*s?\s*[–-]\s*(\d+(?:\.\d+)?)\s*s?")
+_SPAN_S = re.compile(r"(\d++(?:\.\d++)?+)\s*+s?+\s*+[–-]\s*+(\d++(?:\.\d++)?+)\s*+s?+")
 _CLOCK_RANGE = re.compile(r"\b(\d{1,2}:\d{2}(?::\d{2})?)\s*[–-]\s*(\d{1,2}:\d{2}(?::\d{2})?)\b")
 _CLOCK = re.compile(r"\b(\d{1,2}:\d{2}(?::\d{2})?)\b")
+
+# The references' patterns, made possessive (*+, ++, ?+): each group can only end where the
+# pattern goes on (a space or a dash, never a digit or a dot), so no backtracking changes a
+# match, and a long run of digits costs linear time, not cubic (minutes per reply before).
 
 Pairs = list[list[float]]
 
@@ -123,10 +127,10 @@ def lmms_charades_iou(gold, pred) -> float:
 
 # --- ParaVT release evaluation driver ---------------------------------------------------------
 
-_PV_CLOCK = re.compile(r"(\d+):(\d+(?:\.\d+)?)\s*[-–—]\s*(\d+):(\d+(?:\.\d+)?)")
-_PV_RANGE = re.compile(r"(\d+\.?\d*)\s*[-–—]\s*(\d+\.?\d*)")
-_PV_START = re.compile(r"(?:start(?:ing)?|begin(?:ning)?)\s*(?:time)?[:\s]*(\d+\.?\d*)", re.I)
-_PV_END = re.compile(r"(?:end(?:ing)?|finish(?:ing)?)\s*(?:time)?[:\s]*(\d+\.?\d*)", re.I)
+_PV_CLOCK = re.compile(r"(\d++):(\d++(?:\.\d++)?+)\s*+[-–—]\s*+(\d++):(\d++(?:\.\d++)?+)")
+_PV_RANGE = re.compile(r"(\d++\.?+\d*+)\s*+[-–—]\s*+(\d++\.?+\d*+)")
+_PV_START = re.compile(r"(?:start(?:ing)?|begin(?:ning)?)\s*+(?:time)?+[:\s]*+(\d+\.?\d*)", re.I)
+_PV_END = re.compile(r"(?:end(?:ing)?|finish(?:ing)?)\s*+(?:time)?+[:\s]*+(\d+\.?\d*)", re.I)
 
 
 def paravt_times(text: str) -> list[float] | None:
@@ -143,8 +147,10 @@ def paravt_times(text: str) -> list[float] | None:
     for part in ([tag[1]] if tag else []) + [text]:
         clock = _PV_CLOCK.search(part)
         if clock:
-            start = int(clock[1]) * 60 + float(clock[2])
-            end = int(clock[3]) * 60 + float(clock[4])
+            # float(), not the driver's int(): the same value under an hour (the only one
+            # kept), and no ValueError on a minutes field of over 4,300 digits
+            start = float(clock[1]) * 60 + float(clock[2])
+            end = float(clock[3]) * 60 + float(clock[4])
             if start < end < 3600:
                 return [start, end]
         plain = _PV_RANGE.search(part)
