@@ -20,8 +20,9 @@ class RunDisplay:
 
     def __init__(self, out: Console):
         self.out = out
-        # rich's default highlighter runs a dozen regexes over every line, about 3 ms a line
-        self.print = functools.partial(out.print, highlight=False)
+        # rich's default highlighter runs a dozen regexes over every line (about 3 ms a line);
+        # emoji codes in model text stay text
+        self.print = functools.partial(out.print, highlight=False, emoji=False)
         self.sub_calls: dict[str, dict[str, Any]] = {}  # "sub:turn:index" -> model call
 
     def __call__(self, node: str, values: dict[str, Any]) -> None:
