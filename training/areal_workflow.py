@@ -59,7 +59,7 @@ WORKFLOW = "training.areal_workflow.ParaVTAgent"
 _SEPARATE_ENV = (
     "AReaL is not installed here. It pins torch and transformers versions that cannot share an "
     "environment with this project's [serve]/[train] stack: build the separate AReaL "
-    "environment of docs/areal.md (pip install -e '.[areal]' there) and launch from it."
+    "environment of docs/areal.md (requirements/areal.txt) and launch from it."
 )
 
 
