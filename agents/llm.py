@@ -234,11 +234,16 @@ class OpenAIChatModel:
         (a Thinking checkpoint's ``<think>\n``): then it is not sent again. Asked once."""
         if prefill not in self._opens:
             self._opens[prefill] = await template_opens(
-                self._client, await self.model_name(), prefill
+                self._post_json, self.base_url, await self.model_name(), prefill
             )
             if self._opens[prefill]:
                 log.info("the served chat template opens %r itself: not prefilled", prefill)
         return self._opens[prefill]
+
+    async def _post_json(self, url: str, body: dict[str, Any]) -> Any:
+        """One POST through this client (no retries); the decoded JSON body."""
+        raw = await self._client.post(url, body=body, cast_to=httpx.Response)
+        return raw.json()
 
     async def model_name(self) -> str:
         """`model` if given, else the first id served at GET /models (cached)."""

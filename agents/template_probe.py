@@ -14,50 +14,35 @@ is taken to leave the turn open, as before.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
-
-import httpx
-import openai
 
 log = logging.getLogger(__name__)
 
 _PROBE = [{"role": "user", "content": "?"}]
-_ERRORS = (openai.APIError, httpx.HTTPError, ValueError, KeyError, TypeError)
+
+Post = Callable[[str, dict[str, Any]], Awaitable[Any]]
+"""POST a JSON body to a URL and return the decoded JSON (the client's own transport)."""
 
 
-async def generation_prompt(client: openai.AsyncOpenAI, model: str) -> str | None:
+async def generation_prompt(post: Post, base_url: str, model: str) -> str | None:
     """The served template's text for one user message plus the generation prompt, or None."""
-    root = str(client.base_url).rstrip("/").removesuffix("/v1")
-    for base in (str(client.base_url).rstrip("/"), root):  # SGLang: /v1/..., vLLM: /...
+    base_url = base_url.rstrip("/")
+    for base in (base_url, base_url.removesuffix("/v1")):  # SGLang: /v1/..., vLLM: /...
         try:
-            tokens = await _post(
-                client,
-                f"{base}/tokenize",
-                {"model": model, "messages": _PROBE, "add_generation_prompt": True},
-            )
-            ids = tokens["tokens"]
-            text = await _post(
-                client,
-                f"{base}/detokenize",
-                {"model": model, "tokens": ids, "skip_special_tokens": False},
-            )
+            body = {"model": model, "messages": _PROBE, "add_generation_prompt": True}
+            tokens = (await post(f"{base}/tokenize", body))["tokens"]
+            body = {"model": model, "tokens": tokens, "skip_special_tokens": False}
+            text = await post(f"{base}/detokenize", body)
             rendered = text.get("text", text.get("prompt"))
             if isinstance(rendered, str):
                 return rendered
-        except _ERRORS as exc:
+        except Exception as exc:  # a 404, a refusal, a body of another shape: no probe there
             log.debug("no template probe at %s: %s", base, exc)
     return None
 
 
-async def template_opens(client: openai.AsyncOpenAI, model: str, prefill: str) -> bool:
+async def template_opens(post: Post, base_url: str, model: str, prefill: str) -> bool:
     """True when the served generation prompt already ends with ``prefill``."""
-    rendered = await generation_prompt(client, model)
+    rendered = await generation_prompt(post, base_url, model)
     return rendered is not None and rendered.rstrip().endswith(prefill.rstrip())
-
-
-async def _post(client: openai.AsyncOpenAI, url: str, body: dict[str, Any]) -> dict[str, Any]:
-    raw = await client.post(url, body=body, cast_to=httpx.Response)
-    decoded = raw.json()
-    if not isinstance(decoded, dict):
-        raise ValueError(f"{url} answered {type(decoded).__name__}, not an object")
-    return decoded

@@ -72,7 +72,7 @@ async def test_the_think_block_is_opened_exactly_once(tmp_path, thinking):
 async def test_a_server_without_tokenize_routes_keeps_the_prefill():
     with ScriptedServer("<answer>A</answer>") as server:
         async with OpenAIChatModel(server.base_url) as llm:
-            assert await generation_prompt(llm._client, "scripted") is None
+            assert await generation_prompt(llm._post_json, server.base_url, "scripted") is None
             request = ModelRequest(role="main", messages=[{"role": "user", "content": "?"}],
                                    prefill=THINK_PREFIX)  # fmt: skip
             await llm.complete(request)
