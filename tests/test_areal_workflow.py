@@ -424,3 +424,15 @@ def test_recipe_mismatches_are_named():
 def test_the_rollout_chat_template_must_supply_the_think_prefix(rendered, arm, ok):
     problems = launch.generation_prompt_problems(rendered, ParaGRPOConfig(arm=arm).prefill)
     assert (problems == []) is ok
+
+
+def test_the_config_sets_a_non_default_admin_key_for_areal_2():
+    # AReaL 2.0 refuses a non-loopback bind with "areal-admin-key" (areal/infra/utils/http.py)
+    env = {}
+    key = launch.ensure_admin_key(env)
+    assert env[launch.ADMIN_KEY_VARIABLE] == key and len(key) >= 24 and key != "areal-admin-key"
+    assert launch.ensure_admin_key(env) == key != launch.ensure_admin_key({})
+    assert launch.ensure_admin_key({launch.ADMIN_KEY_VARIABLE: "mine"}) == "mine"
+    rollout = yaml.safe_load(CONFIG.read_text())["rollout"]
+    assert rollout["admin_api_key"] == "${oc.env:" + launch.ADMIN_KEY_VARIABLE + "}"
+    assert rollout["agent"]["admin_api_key"] == "${rollout.admin_api_key}"

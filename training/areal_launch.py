@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
+import secrets
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +38,7 @@ RECIPE: dict[str, Callable[[ParaGRPOConfig], Any]] = {
     "rollout.agent.turn_discount": lambda g: 1.0,  # every main-agent turn gets the reward
     "rollout.agent.export_style": lambda g: "individual",
 }
+ADMIN_KEY_VARIABLE = "PARAVT_AREAL_ADMIN_KEY"
 _REFERENCE = re.compile(r"^\$\{([\w.]+)\}$")
 
 
@@ -123,6 +126,12 @@ def __getattr__(name: str) -> Any:
     return ParaVTAReaLConfig
 
 
+def ensure_admin_key(env=os.environ) -> str:
+    """The admin key the config reads (``PARAVT_AREAL_ADMIN_KEY``): kept if set, else a fresh
+    secret, exported so that AReaL's workers inherit it."""
+    return env.setdefault(ADMIN_KEY_VARIABLE, secrets.token_urlsafe(24))
+
+
 def main(argv: list[str] | None = None) -> None:
     """``python -m training.areal_launch --config training/configs/areal_para_grpo.yaml``."""
     _require_areal()
@@ -135,6 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     import training.areal_launch as canonical  # under -m this file also runs as __main__
 
     argv = sys.argv[1:] if argv is None else argv
+    ensure_admin_key()
     config, _ = load_expr_config(argv, canonical.ParaVTAReaLConfig)
     agent_kwargs = dict(config.paravt)
     grpo = grpo_config(agent_kwargs.get("grpo") or {})
