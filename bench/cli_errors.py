@@ -45,14 +45,15 @@ def make_inputs(work: Path) -> dict[str, Path]:
 def cases(inputs: dict[str, Path], live: str, dead: str, data: Path) -> dict[str, list[str]]:
     run = ["--question", "What is shown?", "--overview-frames", "4", "--max-turns", "1"]
     good = str(inputs["good"])
+    no_frames = ["--question=?", "--overview-frames", "0"]
+    missing_data = ["--task=videomme", "--data-dir", "/nonexistent"]
     eval_run = ["eval", "run", "--task", "needle", "--data-dir", str(data)]
     eval_run += ["--option=n_videos=1", "--option=max_minutes=1"]
     return {
         "eval_run_endpoint_down": ["--endpoint", dead, *eval_run],
         "run_endpoint_down": ["--endpoint", dead, "run", "--video", good, *run],
         "demo_endpoint_down": ["--endpoint", dead, "demo"],
-        "overview_frames_0": ["--endpoint", live, "run", "--video", good, "--question=?"]
-        + ["--overview-frames", "0"],
+        "overview_frames_0": ["--endpoint", live, "run", "--video", good, *no_frames],
         "concurrency_0": ["--endpoint", live, *eval_run, "--concurrency", "0"],
         "endpoint_after_subcommand": ["run", "--endpoint", live, "--video", good, *run],
         "version": ["--version"],
@@ -60,8 +61,7 @@ def cases(inputs: dict[str, Path], live: str, dead: str, data: Path) -> dict[str
         "corrupt_video": ["--endpoint", live, "run", "--video", str(inputs["corrupt"]), *run],
         "truncated_video": ["--endpoint", live, "run", "--video", str(inputs["truncated"]), *run],
         "image_9000x9000": ["--endpoint", live, "run", "--video", str(inputs["big"]), *run],
-        "eval_missing_data_dir": ["--endpoint", live, "eval", "run", "--task=videomme"]
-        + ["--data-dir", "/nonexistent"],
+        "eval_missing_data_dir": ["--endpoint", live, "eval", "run", *missing_data],
         "eval_bad_option": ["--endpoint", live, *eval_run, "--option", "n_videos"],
     }
 

@@ -27,6 +27,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+SERVER_ARGS = ["--latency", "0.05", "--responder", "tests.harness:crop_then_answer"]
 sys.path.insert(0, str(ROOT))
 
 RESULT = Path(__file__).with_suffix(".json")
@@ -83,8 +84,7 @@ def concurrent_runs(n: int, work: Path, video: Path) -> dict:
     home = work / f"home-{n}"
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "serving.scripted", "--port", str(port), "--latency", "0.05"]
-        + ["--responder", "tests.harness:crop_then_answer"],
+        [sys.executable, "-m", "serving.scripted", "--port", str(port), *SERVER_ARGS],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,

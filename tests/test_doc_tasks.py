@@ -268,7 +268,12 @@ def test_slidevqa_official_normalisation(prediction, gold, question, em, f1):
     [
         # official columns: nttmdlab-nlp/SlideVQA@e1f0bd9 evaluate.py on the same replies
         ("Final Answer: Three", "3", (1.0, 1.0), (0.0, 0.5)),
-        ("Reasoning.\nFinal Answer: The Cloud Strategy.", "Cloud Strategy", (1.0, 1.0), (0.0, 4 / 7)),
+        (
+            "Reasoning.\nFinal Answer: The Cloud Strategy.",
+            "Cloud Strategy",
+            (1.0, 1.0),
+            (0.0, 4 / 7),
+        ),
         ("Final Answer: yes, it grows", "Yes", (1.0, 1.0), (0.0, 1 / 3)),
         ("<answer>45 percent</answer>", "45%", (1.0, 1.0), (0.0, 0.0)),
         ("I am not sure.", "finance", (0.0, 0.0), (0.0, 0.0)),

@@ -44,13 +44,19 @@ def test_knobs_the_caller_did_not_set_come_from_the_regime():
     assert warnings == []
     assert (fitted.overview_frames, fitted.overview_max_pixels, fitted.crop_max_pixels) == (
         4, 128 * 96, 128 * 96)  # fmt: skip
-    assert (fitted.crop_max_frames, fitted.max_new_tokens, fitted.summary_max_tokens) == (12, 256, 48)
+    assert (fitted.crop_max_frames, fitted.max_new_tokens, fitted.summary_max_tokens) == (
+        12,
+        256,
+        48,
+    )
     assert fit_context(Context(), None) == (Context(), [])  # a server without a regime
 
 
 def test_a_run_far_outside_the_regime_keeps_its_values_and_is_warned():
     asked = Context(overview_frames=64, max_new_tokens=2048)
-    fitted, warnings = fit_context(asked, NANO.to_dict(), given={"overview_frames", "max_new_tokens"})
+    fitted, warnings = fit_context(
+        asked, NANO.to_dict(), given={"overview_frames", "max_new_tokens"}
+    )
     assert (fitted.overview_frames, fitted.max_new_tokens) == (64, 2048)
     assert fitted.overview_max_pixels == 128 * 96  # not given: the regime's
     assert warnings == [

@@ -42,9 +42,9 @@ def default_parts(episode: dict, recipe: str) -> dict[str, float | None]:
     ran = sum(len(parse(t).valid_calls) for t in turns[:-1])
     target = tuple(episode["gold"]) if episode["kind"] == "grounding" else episode["gold"]
     parts = total_reward(turns, kind=KINDS[episode["kind"]], target=target, executed_calls=ran,
-                         tool_responses=ran, letters="ABCDE", settings=s)
+                         tool_responses=ran, letters="ABCDE", settings=s)  # fmt: skip
     return {"acc_reward": parts.accuracy, "format_reward": parts.format,
-            "tool_reward": parts.tool, "total": parts.total}
+            "tool_reward": parts.tool, "total": parts.total}  # fmt: skip
 
 
 # --- reasons ----------------------------------------------------------------------------------
@@ -81,6 +81,7 @@ def _last_calls(f: Facts) -> bool:
     return bool(parse(_final(f)).tool_calls)
 
 
+# fmt: off
 UNEXPLAINED = "unexplained"
 ACCURACY: list[tuple[str, Callable[[Facts], bool]]] = [
     ("a turn that only calls tools has no answer here; the release reads its reasoning or the "
@@ -132,6 +133,7 @@ TOOL: list[tuple[str, Callable[[Facts], bool]]] = [
      "release searches the text for a <tool_response> it never sees", lambda f: bool(f["ran"])),
     (UNEXPLAINED, lambda f: True),
 ]
+# fmt: on
 PARTS = {"acc_reward": ACCURACY, "format_reward": FORMAT, "tool_reward": TOOL}
 
 
@@ -152,14 +154,15 @@ def table() -> list[dict]:
         for item in reference(f"rewards_{recipe}")["items"]:
             episode = episodes[item["id"]]
             gold = source[item["id"].removeprefix("rw-")]["gold"]
-            facts = {"episode": {**episode, "gold": gold}, "recipe": recipe,
-                     "release": item["out"], "default": default_parts({**episode, "gold": gold}, recipe),
-                     "text": episode["completion"],
-                     "ran": sum(len(parse(t).valid_calls) for t in episode["turns"][:-1])}
+            graded = {**episode, "gold": gold}
+            ran = sum(len(parse(t).valid_calls) for t in episode["turns"][:-1])
+            facts = {"episode": graded, "recipe": recipe,
+                     "release": item["out"], "default": default_parts(graded, recipe),
+                     "text": episode["completion"], "ran": ran}  # fmt: skip
             found = reasons(facts)
             if found:
                 rows.append({"id": item["id"], "recipe": recipe, "release": item["out"],
-                             "default": facts["default"], "reasons": found})
+                             "default": facts["default"], "reasons": found})  # fmt: skip
     return rows
 
 
