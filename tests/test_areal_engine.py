@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import importlib
 import inspect
 import io
+import pickle
+import sys
+import types
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -187,10 +191,34 @@ def test_sub_agent_rows_join_only_when_asked(renderer, prompt, tmp_path):
     assert (batch["rewards"] == batch["rewards"][0]).all()
 
 
-def test_it_is_an_areal_rollout_workflow_where_areal_is_installed():
-    workflow_api = pytest.importorskip("areal.api.workflow_api")
-    cls = areal_engine.workflow_class()
-    assert issubclass(cls, workflow_api.RolloutWorkflow)
+def test_areal_builds_it_from_workflow_kwargs_and_runs_it(renderer, prompt, tmp_path, monkeypatch):
+    class RolloutWorkflow:  # stands in for areal.api.workflow_api.RolloutWorkflow
+        async def arun_episode(self, engine, data): ...
+
+    modules = {name: types.ModuleType(name) for name in
+               ("areal", "areal.api", "areal.api.io_struct", "areal.api.workflow_api")}  # fmt: skip
+    modules["areal.api.io_struct"].ModelRequest = ModelRequest
+    modules["areal.api.workflow_api"].RolloutWorkflow = RolloutWorkflow
+    for name, module in modules.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.delitem(vars(areal_engine), "ParaVTRolloutWorkflow", raising=False)
+    model = str(ensure_tiny_model(seed=0))
+    monkeypatch.setattr("transformers.AutoProcessor.from_pretrained", lambda path: path)
+    cls = importlib.import_module("training.areal_engine").ParaVTRolloutWorkflow
+    assert issubclass(cls, RolloutWorkflow) and areal_engine.WORKFLOW.endswith(cls.__name__)
+    kwargs = {"gconfig": GenerationHyperparameters(), "tokenizer": model, "processor": model,
+              "board_path": str(tmp_path / "board.sqlite"), "video_root": None,
+              "grpo": {"frame_choices": [2], "full_frames": 2},
+              "context": {"overview_max_pixels": 4096, "crop_max_frames": 2,
+                          "crop_max_pixels": 4096, "summary_max_tokens": 16, "max_turns": 1,
+                          "max_parallel": 2}}  # fmt: skip
+    workflow = cls(**pickle.loads(pickle.dumps(kwargs)))  # what a rollout worker receives
+    engine = FakeEngine(renderer.tokenizer, prompt.target)
+    try:
+        batch = asyncio.run(workflow.arun_episode(engine, data_of(prompt)))
+    finally:
+        workflow.board.close()
+    assert engine.requests[0].processor == model and len(engine.requests) == 4
+    assert batch["input_ids"].shape[0] == 1 and batch["rewards"].shape == (1,)
     ours = inspect.signature(areal_engine.ParaVTEngineWorkflow.arun_episode)
-    theirs = inspect.signature(workflow_api.RolloutWorkflow.arun_episode)
-    assert list(ours.parameters) == list(theirs.parameters)
+    assert list(ours.parameters) == ["self", "engine", "data"]  # RolloutWorkflow's (1.0.4, 2.0)

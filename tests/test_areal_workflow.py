@@ -396,7 +396,9 @@ def test_the_shipped_config_carries_the_recipe():
     assert config["rollout"]["backend"].startswith("sglang:d1")  # 1 SGLang GPU
     assert config["actor"]["backend"].startswith("fsdp:d7")  # 7 FSDP GPUs
     assert config["train_dataset"]["batch_size"] % 7 == 0
-    agent = aw.ParaVTAgent(**config["paravt"])
+    workflow, kwargs = launch.workflow_choice({**config["paravt"], "workflow": "proxy"}, {}, "m")
+    assert workflow == aw.WORKFLOW and config["paravt"]["workflow"] == "engine"
+    agent = aw.ParaVTAgent(**kwargs)
     assert agent.context.tool_result == "summary" and agent.context.max_turns == 3
 
 
@@ -436,3 +438,14 @@ def test_the_config_sets_a_non_default_admin_key_for_areal_2():
     rollout = yaml.safe_load(CONFIG.read_text())["rollout"]
     assert rollout["admin_api_key"] == "${oc.env:" + launch.ADMIN_KEY_VARIABLE + "}"
     assert rollout["agent"]["admin_api_key"] == "${rollout.admin_api_key}"
+
+
+def test_the_engine_workflow_is_the_default_and_gets_plain_kwargs():
+    config = yaml.safe_load(CONFIG.read_text())
+    workflow, kwargs = launch.workflow_choice(config["paravt"], {"temperature": 0.7}, "/ckpt")
+    assert workflow == "training.areal_engine.ParaVTRolloutWorkflow"
+    assert kwargs["tokenizer"] == kwargs["processor"] == "/ckpt"
+    assert kwargs["gconfig"] == {"temperature": 0.7} and kwargs["grpo"] == config["paravt"]["grpo"]
+    assert "workflow" not in kwargs and "timeout_s" not in kwargs
+    with pytest.raises(ValueError, match="engine or proxy"):
+        launch.workflow_choice({"workflow": "http"}, {}, "m")

@@ -178,8 +178,55 @@ class ParaVTEngineWorkflow:
                             for r, v in zip(rows, versions, strict=True)])  # fmt: skip
 
 
-def workflow_class() -> type:
-    """``ParaVTEngineWorkflow`` as a subclass of AReaL's ``RolloutWorkflow`` (needs AReaL)."""
+WORKFLOW = "training.areal_engine.ParaVTRolloutWorkflow"
+"""The import path AReaL's rollout workers resolve and build with ``workflow_kwargs``."""
+
+
+def from_kwargs(cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``ParaVTEngineWorkflow``'s arguments from AReaL's ``workflow_kwargs``: plain, picklable
+    values (model paths, AReaL's gconfig, the config's ``paravt`` block)."""
+    from transformers import AutoConfig, AutoImageProcessor, AutoProcessor, AutoTokenizer
+
+    from training.areal_workflow import grpo_config
+
+    model = kwargs["tokenizer"]
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    renderer = ChatRenderer(tokenizer, AutoImageProcessor.from_pretrained(model),
+                            AutoConfig.from_pretrained(model).image_token_id)  # fmt: skip
+    end_ids = [tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>")]
+    board = kwargs.get("board_path") or tempfile_board()
+    return {
+        "renderer": renderer, "gconfig": kwargs["gconfig"], "request_type": cls.request_type,
+        "board": Board(board), "algo": grpo_config(kwargs.get("grpo") or {}),
+        "context": Context(**(kwargs.get("context") or {})), "end_ids": end_ids,
+        "max_len": int(kwargs.get("max_len") or 32768), "video_root": kwargs.get("video_root"),
+        "processor": AutoProcessor.from_pretrained(kwargs.get("processor") or model),
+    }  # fmt: skip
+
+
+def tempfile_board() -> str:
+    import os
+    import tempfile
+
+    folder = os.path.join(tempfile.gettempdir(), "paravt-areal")
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, f"board-{os.getpid()}.sqlite")
+
+
+def __getattr__(name: str) -> Any:
+    """``ParaVTRolloutWorkflow``: ``ParaVTEngineWorkflow`` as AReaL's ``RolloutWorkflow``,
+    built from ``workflow_kwargs``; exists only where AReaL does, made on first use."""
+    if name != "ParaVTRolloutWorkflow":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from areal.api.io_struct import ModelRequest
     from areal.api.workflow_api import RolloutWorkflow
 
-    return type("ParaVTRolloutWorkflow", (ParaVTEngineWorkflow, RolloutWorkflow), {})
+    class ParaVTRolloutWorkflow(ParaVTEngineWorkflow, RolloutWorkflow):
+        request_type = ModelRequest
+
+        def __init__(self, **kwargs: Any) -> None:
+            ParaVTEngineWorkflow.__init__(self, **from_kwargs(type(self), kwargs))
+
+    ParaVTRolloutWorkflow.__module__ = __name__
+    globals()[name] = ParaVTRolloutWorkflow
+    return ParaVTRolloutWorkflow

@@ -126,6 +126,24 @@ def __getattr__(name: str) -> Any:
     return ParaVTAReaLConfig
 
 
+def workflow_choice(paravt: dict[str, Any], gconfig: Any, tokenizer_path: str):
+    """(import path, workflow_kwargs) for the config's ``paravt.workflow``: ``engine`` (the
+    default, as the ParaVT release: frames through ``engine.agenerate``) or ``proxy`` (the
+    graph's HTTP client on AReaL's OpenAI proxy; text-only on released AReaL)."""
+    paravt = dict(paravt)
+    kind = paravt.pop("workflow", "engine")
+    if kind == "proxy":
+        return WORKFLOW, paravt
+    if kind != "engine":
+        raise ValueError(f"paravt.workflow is {kind!r}: engine or proxy")
+    from training.areal_engine import WORKFLOW as ENGINE_WORKFLOW  # torch: only when chosen
+
+    keep = ("grpo", "context", "video_root", "board_path")
+    kwargs = {k: paravt[k] for k in keep if k in paravt}
+    return ENGINE_WORKFLOW, {**kwargs, "gconfig": gconfig, "tokenizer": tokenizer_path,
+                             "processor": tokenizer_path}  # fmt: skip
+
+
 def ensure_admin_key(env=os.environ) -> str:
     """The admin key the config reads (``PARAVT_AREAL_ADMIN_KEY``): kept if set, else a fresh
     secret, exported so that AReaL's workers inherit it."""
@@ -146,13 +164,16 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     ensure_admin_key()
     config, _ = load_expr_config(argv, canonical.ParaVTAReaLConfig)
-    agent_kwargs = dict(config.paravt)
-    grpo = grpo_config(agent_kwargs.get("grpo") or {})
+    workflow, workflow_kwargs = workflow_choice(
+        dict(config.paravt), config.gconfig, config.rollout.tokenizer_path
+    )
+    grpo = grpo_config(workflow_kwargs.get("grpo") or {})
     problems = recipe_mismatches(config, grpo)
-    if "processor" not in inspect.signature(ArealOpenAI.__init__).parameters:
+    proxy = workflow == WORKFLOW
+    if proxy and "processor" not in inspect.signature(ArealOpenAI.__init__).parameters:
         problems.append(
             "this AReaL's proxy exports no image tensors with agent trajectories "
-            "(areal-project/AReaL#1606): install AReaL from a commit that has it"
+            "(areal-project/AReaL#1606): use paravt.workflow engine, or an AReaL that has it"
         )
     tokenizer = AutoTokenizer.from_pretrained(config.rollout.tokenizer_path)
     probe = [{"role": "user", "content": "?"}]
@@ -160,9 +181,9 @@ def main(argv: list[str] | None = None) -> None:
     problems += generation_prompt_problems(rendered, grpo.prefill)
     if problems:
         raise SystemExit("areal_para_grpo: " + "; ".join(problems))
-    rows = load_records(config.train_dataset.path, agent_kwargs.get("video_root"))
+    rows = load_records(config.train_dataset.path, workflow_kwargs.get("video_root"))
     with PPOTrainer(config, train_dataset=Dataset.from_list(rows)) as trainer:
-        trainer.train(workflow=WORKFLOW, workflow_kwargs=agent_kwargs)
+        trainer.train(workflow=workflow, workflow_kwargs=workflow_kwargs)
 
 
 if __name__ == "__main__":
