@@ -375,3 +375,20 @@ def test_each_accelerate_config_launches_what_it_says(config, flags, refused, tm
             trl_grpo.check_launch(run, env)
     else:
         trl_grpo.check_launch(run, env)
+
+
+@pytest.mark.slow
+def test_the_gpu_bench_refuses_without_cuda_and_runs_its_code_on_the_cpu(tmp_path):
+    bench = [sys.executable, str(ROOT / "bench" / "gpu_grpo.py")]
+    if not torch.cuda.is_available():
+        refused = subprocess.run(bench, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert refused.returncode == 1 and "CUDA GPU" in refused.stderr
+        assert "Traceback" not in refused.stderr
+    out = tmp_path / "smoke.json"
+    smoke = [*bench, "--smoke", "--steps", "1", "--group-size", "2", "--max-new-tokens", "8"]
+    done = subprocess.run([*smoke, "--json", str(out)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["steps"] == 1 and report["episodes_per_step"] == 4
+    assert report["step_s"][0] > 0 and report["generated_tokens_per_s"][0] > 0
