@@ -72,7 +72,11 @@ async def bare_loop(base_url: str, bodies: list[dict], concurrency: int) -> None
             async with gate:
                 response = await client.post("/chat/completions", json=body)
                 response.raise_for_status()
-                json.loads(response.content)["choices"][0]["message"]["content"]
+                if body.get("stream"):  # read as a client reads SSE: every event decoded
+                    events = response.text.split("\n\n")
+                    [json.loads(e[6:]) for e in events if e.startswith("data: {")]
+                else:
+                    json.loads(response.content)["choices"][0]["message"]["content"]
 
         await asyncio.gather(*(send(b) for b in bodies))
 

@@ -17,6 +17,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, LLMResult
 from langchain_core.runnables.config import ensure_config, get_callback_manager_for_config
+from langchain_core.tracers._streaming import _StreamingCallbackHandler
 
 _HIDDEN = re.compile(r"<(tool_call|tool_response)>.*?(?:</\1>|\Z)", re.DOTALL)
 _TAGS = re.compile(r"<think>|</?answer>")
@@ -45,11 +46,15 @@ class TokenStream:
         self._text = ""
         self._shown = ""
         self._run: Any = None
+        self.listening = False
+        """Whether a handler wants tokens (``stream_mode="messages"``): LangChain's own test
+        for streaming a chat model, a ``_StreamingCallbackHandler`` among the handlers."""
 
     async def __aenter__(self) -> TokenStream:
         config = ensure_config()
         if config.get("callbacks"):  # inside a graph run that has handlers to tell
             manager = get_callback_manager_for_config(config)
+            self.listening = any(isinstance(h, _StreamingCallbackHandler) for h in manager.handlers)
             runs = manager.on_chat_model_start(
                 {"name": "paravt-main-agent"}, [[]], run_id=uuid.uuid4()
             )

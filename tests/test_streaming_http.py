@@ -250,3 +250,26 @@ async def test_graph_messages_stream_shows_tokens_while_the_endpoint_generates(
                     first_token.set()
     assert held == [True]  # a token reached the graph's stream before chunk 3 was sent
     assert len(tokens) >= 3 and "The ball is red all along, so A." in "".join(tokens)
+
+
+@pytest.mark.parametrize(
+    ("stream_mode", "dispatch", "streams"),
+    [("messages", "none", True), ("updates", "parallel", True), ("updates", "none", False)],
+)
+async def test_the_main_turn_streams_only_for_a_listener_or_the_prefetch(
+    needle_video, board, stream_mode, dispatch, streams
+) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graphs.builder import compile_graph
+    from graphs.context import Context
+
+    small = Context(overview_frames=4, overview_max_pixels=4096, dispatch=dispatch)
+    with ScriptedServer("\nRed.\n</think>\n<answer>A</answer>") as server:
+        async with client_for(server, model=None) as llm:
+            graph = compile_graph(llm, board, checkpointer=InMemorySaver())
+            payload = {"video": str(needle_video.path), "question": "Colour?", "run_id": "m1"}
+            config = {"configurable": {"thread_id": "m1"}}
+            async for _ in graph.astream(payload, config, context=small, stream_mode=stream_mode):
+                pass
+    assert [bool(r.get("stream")) for r in server.requests] == [streams]

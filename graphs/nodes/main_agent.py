@@ -54,7 +54,11 @@ def make_main_agent(llm: ChatModel):
                 if not forced:  # windows decode while the turn is still being written
                     prefetch.send(piece)
 
-            completion = await llm.complete(request, on_text=on_text)
+            # stream only for a listener or for the prefetch: parsing events costs CPU
+            streamed = stream.listening or not forced
+            completion = await llm.complete(request, on_text=on_text if streamed else None)
+            if not streamed:
+                stream.send(completion.text)
         text = with_prefix(completion.text, prefill) if prefill else completion.text
         parsed = parse(text)
         update: dict = {
