@@ -27,9 +27,12 @@ from __future__ import annotations
 
 import base64
 import io
+import os
+import tempfile
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -205,12 +208,10 @@ def from_kwargs(cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def tempfile_board() -> str:
-    import os
-    import tempfile
-
-    folder = os.path.join(tempfile.gettempdir(), "paravt-areal")
-    os.makedirs(folder, exist_ok=True)
-    return os.path.join(folder, f"board-{os.getpid()}.sqlite")
+    """One SQLite board per rollout worker, in its temporary folder."""
+    folder = Path(tempfile.gettempdir()) / "paravt-areal"
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder / f"board-{os.getpid()}.sqlite")
 
 
 def __getattr__(name: str) -> Any:
