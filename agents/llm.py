@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import email.utils
-import json
 import logging
 import random
 import time
@@ -44,6 +42,7 @@ from agents.completion import (
     decode_json_object,
     first_model_id,
 )
+from agents.endpoint_errors import connection_detail, retry_after_s, server_message, status_hint
 from agents.requests import ModelRequest
 from agents.template_probe import template_opens
 from agents.tls import tls_context
@@ -306,14 +305,14 @@ class OpenAIChatModel:
                 failure = _Failure("timeout", f"no answer within {self.timeout:g}s")
                 error: BaseException = exc
             except openai.APIConnectionError as exc:
-                failure = _Failure("connection", _connection_detail(exc))
+                failure = _Failure("connection", connection_detail(exc))
                 error = exc
             except openai.APIStatusError as exc:
                 failure = _Failure(
                     "status",
-                    _server_message(exc),
+                    server_message(exc),
                     status=exc.status_code,
-                    retry_after_s=_retry_after_s(exc.response.headers),
+                    retry_after_s=retry_after_s(exc.response.headers),
                 )
                 error = exc
                 if exc.status_code not in RETRYABLE_STATUS:
@@ -367,7 +366,7 @@ class OpenAIChatModel:
         else:
             message = (
                 f"{where} failed with HTTP {failure.status}: {failure.detail} ({tries}). "
-                f"{_status_hint(failure.status)}"
+                f"{status_hint(failure.status)}"
             )
         return EndpointError(
             message,
@@ -376,69 +375,3 @@ class OpenAIChatModel:
             attempts=attempts,
             kind=failure.kind,
         )
-
-
-def _status_hint(status: int | None) -> str:
-    if status in (401, 403):
-        return "Check api_key."
-    if status == 404:
-        return "Check base_url (it usually ends in /v1) and the model name (GET /v1/models)."
-    if status == 429:
-        return "The server is rate limiting: lower the concurrency or raise max_retries."
-    if status is not None and status >= 500:
-        return "The server failed while answering; check its log (out of memory? dead worker?)."
-    return (
-        "The server rejected the request: check the model name, context length, "
-        "image format and sampling parameters."
-    )
-
-
-def _server_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        message = body.get("message") or body.get("detail") or body.get("error")
-        if message:
-            return str(message)
-        return json.dumps(body)[:500]
-    text = body if isinstance(body, str) else exc.response.text
-    return (text or exc.message)[:500]
-
-
-def _connection_detail(exc: openai.APIConnectionError) -> str:
-    """The most specific cause in the chain, e.g. 'connection refused' rather than the
-    generic 'Connection error.' / 'All connection attempts failed' of the wrappers."""
-    chain: list[BaseException] = []
-    cause: BaseException | None = exc.__cause__
-    while cause is not None and cause not in chain and len(chain) < 10:
-        chain.append(cause)
-        cause = cause.__cause__ or cause.__context__
-    if any(isinstance(c, ConnectionRefusedError) for c in chain):
-        return "connection refused"
-    with_errno = [c for c in chain if isinstance(c, OSError) and c.errno is not None]
-    if with_errno:
-        return str(with_errno[-1])
-    if chain:
-        return f"{type(chain[0]).__name__}: {chain[0]}"
-    return exc.message
-
-
-def _retry_after_s(headers: Mapping[str, str]) -> float | None:
-    """Seconds from Retry-After-Ms / Retry-After (number or HTTP date), or None."""
-    value = headers.get("retry-after-ms")
-    if value is not None:
-        try:
-            return max(0.0, float(value) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
