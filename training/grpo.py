@@ -31,7 +31,6 @@ the same function. ``OUT/checkpoint`` is a Hugging Face folder the local server 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import copy
 import json
@@ -48,12 +47,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch
 
 from graphs.board import Board
-from graphs.context import LIMITS, Context
-from graphs.flags import add_dataclass_flags, given
+from graphs.context import Context
 from serving.engine import LocalVLM
 from training.advantages import group_advantages, rewards_tensor
 from training.loss import policy_loss
-from training.para_grpo import ParaGRPOConfig, trace_reward
+from training.para_grpo import ParaGRPOConfig, parse_run_args, trace_reward
 from training.recording import RecordingChatModel, token_logprobs
 from training.rollout import (
     OBJECTIVES,
@@ -65,17 +63,6 @@ from training.rollout import (
 )
 
 log = logging.getLogger(__name__)
-
-
-_SET_BY_ENGINE = {
-    "think_prefix",
-    "overview_frames",
-    "temperature",
-    "max_new_tokens",
-    "seed",
-    "top_p",
-}
-"""Context fields the arm and the engine decide (top_p stays 1: see training.recording)."""
 
 
 @dataclass(frozen=True)
@@ -269,19 +256,7 @@ def train(run: RunConfig, algo: ParaGRPOConfig, context: Context | None = None) 
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[RunConfig, ParaGRPOConfig, Context]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_dataclass_flags(parser, RunConfig, "run")
-    add_dataclass_flags(parser, ParaGRPOConfig, "algorithm (PARA-GRPO)")
-    add_dataclass_flags(
-        parser, Context, "graph (Context; frames, prefix, sampling come from the arm)",
-        skip=_SET_BY_ENGINE, limits=LIMITS,
-    )  # fmt: skip
-    args = parser.parse_args(argv)
-    return (
-        RunConfig(**given(RunConfig, args)),
-        ParaGRPOConfig(**given(ParaGRPOConfig, args)),
-        Context(**given(Context, args, skip=_SET_BY_ENGINE)),
-    )
+    return parse_run_args(argv, RunConfig, "run", __doc__.splitlines()[0])
 
 
 def main(argv: list[str] | None = None) -> int:

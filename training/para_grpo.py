@@ -219,3 +219,36 @@ def trace_reward(
         letters="ABCDEFGHIJ"[: len(options)] if options else "ABCD",
         settings=replace(settings, prefill=main[0]["prefill"]),
     )
+
+
+SET_BY_ENGINE = frozenset(
+    {"think_prefix", "overview_frames", "temperature", "max_new_tokens", "seed", "top_p"}
+)
+"""Context fields the arm and the training engine decide, not the command line (top_p stays
+1: the loss is over the untruncated distribution)."""
+
+
+def parse_run_args(argv: list[str] | None, run_cls: type, run_title: str, description: str):
+    """(run, ParaGRPOConfig, Context) from one command line: ``run_cls``'s flags, the
+    algorithm's and the graph's (less ``SET_BY_ENGINE``), for both training entry points."""
+    import argparse
+
+    from graphs.context import LIMITS
+    from graphs.flags import add_dataclass_flags, given
+
+    parser = argparse.ArgumentParser(description=description)
+    add_dataclass_flags(parser, run_cls, run_title)
+    add_dataclass_flags(parser, ParaGRPOConfig, "algorithm (PARA-GRPO)")
+    add_dataclass_flags(
+        parser, Context, "graph (Context; frames, prefix, sampling come from the arm)",
+        skip=SET_BY_ENGINE, limits=LIMITS,
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    try:
+        return (
+            run_cls(**given(run_cls, args)),
+            ParaGRPOConfig(**given(ParaGRPOConfig, args)),
+            Context(**given(Context, args, skip=SET_BY_ENGINE)),
+        )
+    except ValueError as exc:
+        parser.error(str(exc))

@@ -26,7 +26,6 @@ them (on-policy, ``num_iterations`` 1).
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
@@ -38,18 +37,13 @@ from typing import Literal
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from graphs.context import LIMITS, Context
-from graphs.flags import add_dataclass_flags, given
-from training.para_grpo import ParaGRPOConfig
+from graphs.context import Context
+from training.para_grpo import ParaGRPOConfig, parse_run_args
 from training.questions import RLPrompt
 from training.rollout import OBJECTIVES, needle_prompts
 
 log = logging.getLogger(__name__)
 
-SET_BY_ENGINE = {
-    "think_prefix", "overview_frames", "temperature", "max_new_tokens", "seed", "top_p"
-}  # fmt: skip
-"""Context fields the arm and the engine decide (top_p stays 1: TRL's loss is untruncated)."""
 Generation = Literal["transformers", "vllm-server", "vllm-colocate"]
 
 
@@ -270,22 +264,7 @@ def train(run: TRLRunConfig, algo: ParaGRPOConfig, context: Context | None = Non
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[TRLRunConfig, ParaGRPOConfig, Context]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_dataclass_flags(parser, TRLRunConfig, "run (TRL)")
-    add_dataclass_flags(parser, ParaGRPOConfig, "algorithm (PARA-GRPO)")
-    add_dataclass_flags(
-        parser, Context, "graph (Context; frames, prefix, sampling come from the arm)",
-        skip=SET_BY_ENGINE, limits=LIMITS,
-    )  # fmt: skip
-    args = parser.parse_args(argv)
-    try:
-        return (
-            TRLRunConfig(**given(TRLRunConfig, args)),
-            ParaGRPOConfig(**given(ParaGRPOConfig, args)),
-            Context(**given(Context, args, skip=SET_BY_ENGINE)),
-        )
-    except ValueError as exc:
-        parser.error(str(exc))
+    return parse_run_args(argv, TRLRunConfig, "run (TRL)", __doc__.splitlines()[0])
 
 
 def main(argv: list[str] | None = None) -> int:
