@@ -27,12 +27,9 @@ from __future__ import annotations
 
 import base64
 import io
-import os
-import tempfile
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -190,14 +187,14 @@ def from_kwargs(cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
     values (model paths, AReaL's gconfig, the config's ``paravt`` block)."""
     from transformers import AutoConfig, AutoImageProcessor, AutoProcessor, AutoTokenizer
 
-    from training.areal_workflow import grpo_config
+    from training.areal_workflow import grpo_config, worker_board_path
 
     model = kwargs["tokenizer"]
     tokenizer = AutoTokenizer.from_pretrained(model)
     renderer = ChatRenderer(tokenizer, AutoImageProcessor.from_pretrained(model),
                             AutoConfig.from_pretrained(model).image_token_id)  # fmt: skip
     end_ids = [tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>")]
-    board = kwargs.get("board_path") or tempfile_board()
+    board = kwargs.get("board_path") or worker_board_path()
     return {
         "renderer": renderer, "gconfig": kwargs["gconfig"], "request_type": cls.request_type,
         "board": Board(board), "algo": grpo_config(kwargs.get("grpo") or {}),
@@ -205,13 +202,6 @@ def from_kwargs(cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
         "max_len": int(kwargs.get("max_len") or 32768), "video_root": kwargs.get("video_root"),
         "processor": AutoProcessor.from_pretrained(kwargs.get("processor") or model),
     }  # fmt: skip
-
-
-def tempfile_board() -> str:
-    """One SQLite board per rollout worker, in its temporary folder."""
-    folder = Path(tempfile.gettempdir()) / "paravt-areal"
-    folder.mkdir(parents=True, exist_ok=True)
-    return str(folder / f"board-{os.getpid()}.sqlite")
 
 
 def __getattr__(name: str) -> Any:

@@ -152,6 +152,13 @@ class ProxyModel:
         return await self.main.complete(dataclasses.replace(request, prefill=None))
 
 
+def worker_board_path() -> str:
+    """One SQLite board per rollout worker process, in its temporary folder."""
+    folder = Path(tempfile.gettempdir()) / "paravt-areal"
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder / f"board-{os.getpid()}.sqlite")
+
+
 class ParaVTAgent:
     """The AReaL agent workflow: one graph run per call on the proxy AReaL hands over.
 
@@ -174,9 +181,7 @@ class ParaVTAgent:
         self.grpo = grpo if isinstance(grpo, ParaGRPOConfig) else grpo_config(grpo or {})
         self.context = context if isinstance(context, Context) else Context(**(context or {}))
         self.video_root = video_root
-        self.board_path = board_path or str(
-            Path(tempfile.gettempdir()) / "paravt-areal" / f"board-{os.getpid()}.sqlite"
-        )
+        self.board_path = board_path or worker_board_path()
         self.model, self.timeout_s, self.log_stats = model, timeout_s, log_stats
         self._board: Board | None = None
 
