@@ -5,15 +5,14 @@ from __future__ import annotations
 import base64
 import io
 import os
-import socket
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.tiny_server import tiny_server
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -23,14 +22,7 @@ Image = pytest.importorskip("PIL.Image")
 
 pytestmark = pytest.mark.integration
 
-READY_TIMEOUT_S = 120.0
 PREFILL = "<think>\n"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _data_url(color: tuple[int, int, int], size: tuple[int, int] = (224, 224)) -> str:
@@ -56,40 +48,10 @@ def cache_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(cache_dir, tmp_path_factory):
-    """``python -m serving.server`` on a free port, building the tiny model into a tmp cache.
-
-    Yields an httpx client on its /v1.
-    """
-    port = _free_port()
+    """The tiny model served on a free port; an httpx client on its /v1."""
     log_path = tmp_path_factory.mktemp("server") / "server.log"
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    command = [sys.executable, "-m", "serving.server", "--tiny", "--seed", "0"]
-    command += ["--cache-dir", str(cache_dir)]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--served-model-name", "tiny"]
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    client = httpx.Client(base_url=f"http://127.0.0.1:{port}/v1", timeout=60.0)
-    try:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"server not ready (exit {process.poll()}):\n{log_path.read_text()}")
-            time.sleep(0.2)
-        assert "ready: serving" in log_path.read_text()
+    with tiny_server(cache_dir, log_path, timeout=60.0) as client:
         yield client
-    finally:
-        client.close()
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @pytest.fixture(scope="module")

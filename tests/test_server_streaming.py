@@ -7,15 +7,13 @@ import base64
 import io
 import json
 import os
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
+
+from tests.tiny_server import tiny_server
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -30,7 +28,6 @@ from serving.detokenize import TextPieces, reply_text  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
-READY_TIMEOUT_S = 120.0
 TEXT_ONLY = [{"role": "user", "content": "What happens in the video? Describe it."}]
 
 
@@ -53,39 +50,10 @@ def cache_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(cache_dir, tmp_path_factory):
-    """``python -m serving.server --tiny`` on a free port; yields an httpx client on /v1 (its
-    log file is ``client.log_path``)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    """The tiny model served on a free port; an httpx client on its /v1."""
     log_path = tmp_path_factory.mktemp("server") / "server.log"
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    command = [sys.executable, "-m", "serving.server", "--tiny", "--cache-dir", str(cache_dir)]
-    command += ["--port", str(port), "--served-model-name", "tiny"]
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    client = httpx.Client(base_url=f"http://127.0.0.1:{port}/v1", timeout=120.0)
-    client.log_path = log_path
-    try:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"server not ready (exit {process.poll()}):\n{log_path.read_text()}")
-            time.sleep(0.2)
+    with tiny_server(cache_dir, log_path, timeout=120.0) as client:
         yield client
-    finally:
-        client.close()
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @pytest.fixture(scope="module")
