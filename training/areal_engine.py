@@ -25,6 +25,7 @@ only by :func:`workflow_class`; the rest runs (and is tested) without it.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 import uuid
@@ -70,6 +71,8 @@ class EngineBackend:
 
     async def submit(self, call: GenRequest) -> GenResult:
         greedy = call.temperature <= 0
+        # PNG-encoding the frames is CPU work: off the loop the other episodes share
+        images = await asyncio.to_thread(png_base64, call.images) if call.images else None
         request = self.request_type(
             rid=uuid.uuid4().hex,
             input_ids=list(call.prompt_ids),
@@ -78,7 +81,7 @@ class EngineBackend:
                 temperature=1.0 if greedy else call.temperature, top_p=1.0, top_k=-1,
             ),
             tokenizer=self.tokenizer,
-            image_data=png_base64(call.images) if call.images else None,
+            image_data=images,
             processor=self.processor,
         )  # fmt: skip
         response = await self.engine.agenerate(request)
