@@ -1,53 +1,115 @@
-"""The CLI's LangGraph checkpointer: AsyncSqliteSaver on its own file, safe for many writers.
+"""The CLI's LangGraph checkpointer: one SQLite file, safe for many writers, cheap per step.
 
-`AsyncSqliteSaver.from_conn_string` opens its connection with SQLite's default 5 s busy
-timeout and gives up on the first "database is locked": with dozens of runs writing
-checkpoints to one file at once, some runs then fail after their answer is on the board.
-Here the connection waits up to `BUSY_TIMEOUT_S` for another writer, and every write (and
-the first creation of the tables) is retried on a lock conflict after a rollback.
+It is LangGraph's `SqliteSaver` (same schema and statements, so a file written by either
+`SqliteSaver` or `AsyncSqliteSaver` reads back in the other) with async methods that each
+run the whole operation in one trip to a single worker thread. `AsyncSqliteSaver` makes
+one thread trip per cursor, statement, close and commit: about 110 per K = 5 run, each a
+wake-up of aiosqlite's thread and a wait for the GIL, most of the checkpoint's share of
+the orchestration overhead (``bench/run_overhead.py``). One worker keeps the operations in
+order on the one connection.
+
+Concurrency. The connection waits up to `BUSY_TIMEOUT_S` for another process's lock, and
+every write (and the first creation of the tables) is retried on a lock conflict after a
+rollback: with dozens of runs writing to one file at once, SQLite's default (a 5 s wait,
+then "database is locked") fails runs whose answer is already on the board.
+
+Durability. The file is in WAL mode with ``synchronous=NORMAL``: a commit is safe against a
+crash of the process (``kill -9``), and only an OS crash or power loss can drop the last few
+checkpoints, never corrupt the file. A checkpoint is what lets a run resume; the board,
+which keeps SQLite's full sync, is the record of what was answered.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import asyncio
+import functools
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager, closing
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-import aiosqlite
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 
-from graphs.sqlite_locks import BUSY_TIMEOUT_S, aretry_locked
+from graphs.sqlite_locks import BUSY_TIMEOUT_S, retry_locked
+
+_T = TypeVar("_T")
 
 
-class SqliteCheckpointer(AsyncSqliteSaver):
-    """AsyncSqliteSaver whose setup and writes are retried when another process holds a lock."""
+class SqliteCheckpointer(SqliteSaver):
+    """`SqliteSaver` with one-trip async methods and writes retried on lock conflicts."""
 
-    busy_timeout_s: float = BUSY_TIMEOUT_S
+    def __init__(self, conn: sqlite3.Connection, *, busy_timeout_s: float = BUSY_TIMEOUT_S):
+        super().__init__(conn)
+        self.busy_timeout_s = busy_timeout_s
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="paravt-checkpoints")
 
-    async def _rollback(self) -> None:
-        if self.conn.in_transaction:
-            await self.conn.rollback()
+    def close(self) -> None:
+        """Finish the queued operations and stop the worker (the connection is the caller's)."""
+        self._worker.shutdown(wait=True)
 
-    async def setup(self) -> None:
-        setup = super().setup
-        await aretry_locked(setup, self.busy_timeout_s, on_retry=self._rollback)
+    def _retried(self, action: Callable[[], _T]) -> _T:
+        def attempt() -> _T:
+            try:
+                return action()
+            except sqlite3.OperationalError:
+                if self.conn.in_transaction:
+                    self.conn.rollback()
+                raise
 
-    async def aput(self, *args: Any, **kwargs: Any):
-        put = super().aput
-        return await aretry_locked(
-            lambda: put(*args, **kwargs), self.busy_timeout_s, on_retry=self._rollback
+        return retry_locked(attempt, self.busy_timeout_s)
+
+    async def _in_worker(self, action: Callable[[], _T]) -> _T:
+        return await asyncio.get_running_loop().run_in_executor(self._worker, action)
+
+    # Writes and setup: retried (the reads wait on the busy timeout alone).
+    def setup(self) -> None:
+        if not self.is_setup:
+            self._retried(super().setup)
+
+    def put(self, config, checkpoint, metadata, new_versions):
+        put = super().put
+        return self._retried(lambda: put(config, checkpoint, metadata, new_versions))
+
+    def put_writes(self, config, writes, task_id, task_path: str = "") -> None:
+        put_writes = super().put_writes
+        self._retried(lambda: put_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        delete = super().delete_thread
+        self._retried(lambda: delete(thread_id))
+
+    # The async API LangGraph's async loop and `aget_state` use: one worker trip each.
+    async def aget_tuple(self, config):
+        return await self._in_worker(functools.partial(self.get_tuple, config))
+
+    async def alist(self, config, *, filter=None, before=None, limit=None) -> AsyncIterator:
+        rows = await self._in_worker(
+            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
+        )
+        for row in rows:
+            yield row
+
+    async def aput(self, config, checkpoint, metadata, new_versions):
+        return await self._in_worker(
+            functools.partial(self.put, config, checkpoint, metadata, new_versions)
         )
 
-    async def aput_writes(self, *args: Any, **kwargs: Any) -> None:
-        put_writes = super().aput_writes
-        await aretry_locked(
-            lambda: put_writes(*args, **kwargs), self.busy_timeout_s, on_retry=self._rollback
+    async def aput_writes(self, config, writes, task_id, task_path: str = "") -> None:
+        await self._in_worker(
+            functools.partial(self.put_writes, config, writes, task_id, task_path)
         )
 
     async def adelete_thread(self, thread_id: str) -> None:
-        delete = super().adelete_thread
-        await aretry_locked(lambda: delete(thread_id), self.busy_timeout_s, on_retry=self._rollback)
+        await self._in_worker(functools.partial(self.delete_thread, thread_id))
+
+    async def aget_delta_channel_history(
+        self, *, config, channels: Sequence[str]
+    ) -> Mapping[str, Any]:
+        return await self._in_worker(
+            functools.partial(self.get_delta_channel_history, config=config, channels=channels)
+        )
 
 
 @asynccontextmanager
@@ -57,8 +119,12 @@ async def open_checkpointer(
     """A checkpointer on the SQLite file at `path` (created with its folder if needed)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    async with aiosqlite.connect(str(path), timeout=busy_timeout_s) as conn:
-        saver = SqliteCheckpointer(conn)
-        saver.busy_timeout_s = busy_timeout_s
-        await saver.setup()
-        yield saver
+    conn = sqlite3.connect(str(path), timeout=busy_timeout_s, check_same_thread=False)
+    with closing(conn):
+        saver = SqliteCheckpointer(conn, busy_timeout_s=busy_timeout_s)
+        try:
+            await saver._in_worker(saver.setup)
+            await saver._in_worker(lambda: conn.execute("PRAGMA synchronous=NORMAL"))
+            yield saver
+        finally:
+            saver.close()
