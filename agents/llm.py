@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import logging
 import random
 import time
@@ -46,6 +47,7 @@ from agents.endpoint_errors import connection_detail, retry_after_s, server_mess
 from agents.requests import ModelRequest
 from agents.template_probe import template_opens
 from agents.tls import tls_context
+from agents.wire_json import body_bytes
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +98,17 @@ class _Failure:
         if self.kind == "connection":
             return self.detail
         return f"{'timed out' if self.kind == 'timeout' else 'malformed response'}, {self.detail}"
+
+
+#: openai 3 takes a body of raw bytes as `content` (and deprecates bytes as `body`); openai 2
+#: takes them only as `body`.
+_POST_PARAMETERS = inspect.signature(openai.AsyncOpenAI.post).parameters
+_RAW_BODY = "content" if "content" in _POST_PARAMETERS else "body"
+
+
+def _listed(body: dict[str, Any]) -> dict[str, Any]:
+    first_model_id(body)  # a list with no model is malformed (and retried)
+    return body
 
 
 class OpenAIChatModel:
@@ -181,19 +194,22 @@ class OpenAIChatModel:
 
         async def attempt() -> dict[str, Any]:
             # A plain POST: the typed `chat.completions.create` walks every message part
-            # through its type transforms, about 20 ms for 64 frames, for nothing.
+            # through its type transforms, about 20 ms for 64 frames, for nothing; the body
+            # goes as bytes (agents.wire_json), its frames' JSON made once.
             # cast_to httpx.Response: openai 2 needs it, openai 3 takes it as its legacy type.
             raw = await self._client.post(
-                "/chat/completions", body=body, cast_to=httpx.Response, options=options
-            )
+                "/chat/completions", cast_to=httpx.Response, options=options,
+                **{_RAW_BODY: body_bytes(body)},
+            )  # fmt: skip
             return decode_json_object(raw.content)
 
         async def attempt_stream() -> dict[str, Any]:
             nonlocal whole_body
             assert on_text is not None
+            streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
             raw = await self._client.post(
                 "/chat/completions",
-                body={**body, "stream": True, "stream_options": {"include_usage": True}},
+                **{_RAW_BODY: body_bytes(streamed)},
                 cast_to=httpx.Response,
                 options=options,
                 stream=True,
@@ -263,19 +279,29 @@ class OpenAIChatModel:
         length = entry.get("max_model_len")
         return length if isinstance(length, int) and length > 0 else None
 
+    async def warm_up(self, prefill: str | None = None) -> None:
+        """Ask now what the client asks once (the model list; whether the template opens
+        `prefill`), so that the first turn does not wait on it. One attempt, never raising:
+        on a failure the first completion asks again, retried, and reports the endpoint."""
+        if self._models is None:
+            try:
+                self._models = _listed(await self._fetch_model_list())
+            except Exception as exc:  # the run's first request reports it
+                log.debug("warm-up: no model list from %s: %s", self.base_url, exc)
+                return
+        if prefill is not None:
+            await self._template_opens(prefill)
+
+    async def _fetch_model_list(self) -> dict[str, Any]:
+        raw = await self._client.models.with_raw_response.list()
+        return decode_json_object(raw.http_response.content)
+
     async def _model_list(self) -> dict[str, Any]:
         """GET /models, fetched once (retried as completions are)."""
         if self._models is None:
-
-            async def attempt() -> dict[str, Any]:
-                raw = await self._client.models.with_raw_response.list()
-                return decode_json_object(raw.http_response.content)
-
-            def listed(body: dict[str, Any]) -> dict[str, Any]:
-                first_model_id(body)  # a list with no model is malformed, and retried
-                return body
-
-            self._models, _, _ = await self._with_retries("model list", attempt, listed)
+            self._models, _, _ = await self._with_retries(
+                "model list", self._fetch_model_list, _listed
+            )
         return self._models
 
     async def aclose(self) -> None:

@@ -460,5 +460,11 @@ def _load_frames(entry) -> tuple[Frame, ...]:
 
 
 def data_url(frame: Frame) -> str:
-    """A frame as an OpenAI-style image_url data URL."""
-    return "data:image/jpeg;base64," + base64.b64encode(frame.jpeg).decode("ascii")
+    """A frame as an OpenAI-style image_url data URL (made once per frame: a cached frame is
+    sent in every request that shows it, and the same string lets the body's JSON encoder
+    reuse its encoding, ``agents.wire_json``)."""
+    url = frame.__dict__.get("_data_url")
+    if url is None:
+        url = "data:image/jpeg;base64," + base64.b64encode(frame.jpeg).decode("ascii")
+        frame.__dict__["_data_url"] = url  # a frozen dataclass still has a __dict__
+    return url
