@@ -23,6 +23,7 @@ from rich.table import Table
 
 from agents import benchmark
 from agents.completion import EndpointError
+from agents.protocol import THINK_PREFIX
 from agents.synthetic import QAItem, read_manifest
 from agents.video import VideoError
 from evals.cli import add_eval_commands
@@ -318,7 +319,10 @@ async def _run(
         settings.chat_model() as llm,
         open_checkpointer(settings.checkpoint_path) as saver,
     ):
+        # the client's once-per-invocation questions go out while the graph compiles
+        warm = asyncio.create_task(llm.warm_up(THINK_PREFIX if context.think_prefix else None))
         graph = compile_graph(llm, board, checkpointer=saver, media_roots=settings.roots)
+        await warm
         return await run_question(
             graph,
             board,

@@ -33,6 +33,7 @@ import httpx  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from agents.llm import OpenAIChatModel  # noqa: E402
+from agents.protocol import THINK_PREFIX  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
 from agents.tls import tls_context  # noqa: E402
 from graphs.board import Board  # noqa: E402
@@ -98,7 +99,9 @@ async def one_run(
         OpenAIChatModel(base_url, http_client=http) as llm,
         open_checkpointer(work / "checkpoints.sqlite") as saver,
     ):
+        warm = asyncio.create_task(llm.warm_up(THINK_PREFIX if context.think_prefix else None))
         graph = compile_graph(llm, board, checkpointer=saver)
+        await warm
         started = time.perf_counter()
         result = await run_question(graph, board, video_path=video, question="Colour?",
                                     context=context, on_update=display)  # fmt: skip
