@@ -1,10 +1,10 @@
 """Orchestration overhead per main-agent turn against a zero-latency OpenAI-compatible server.
 
 Each run: prepare -> main agent (2 crop_video calls) -> 2 sub-agents -> collect -> main
-agent (answer) -> finish, with the real AsyncSqliteSaver and board files on disk and real
-HTTP to `serving.scripted` in its own process (its JSON parsing is not counted). Frames
-are decoded once (warm cache), as in a long session, so what is left is graph, checkpoint,
-board, prompt building and HTTP. Target: median under 20 ms per main-agent turn.
+agent (answer) -> finish, with the CLI's checkpointer (graphs.checkpointer) and board files
+on disk and real HTTP to `serving.scripted` in its own process (its JSON parsing is not
+counted). Frames are decoded once (warm cache), as in a long session, so what is left is
+graph, checkpoint, board, prompt building and HTTP. Target: median under 20 ms per main-agent turn.
 
     python bench/graph_overhead.py [--runs 40]   # writes bench/graph_overhead.json
 """
@@ -24,12 +24,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # noqa: E402
 
 from agents.llm import OpenAIChatModel  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
 from graphs.board import Board  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
+from graphs.checkpointer import open_checkpointer  # noqa: E402
 from graphs.context import Context  # noqa: E402
 from graphs.run import run_question  # noqa: E402
 from serving.launch import endpoint_ready, free_port  # noqa: E402
@@ -75,7 +75,7 @@ async def bench(runs: int, overview_frames: int) -> dict:
             time.sleep(0.1)
         async with (
             OpenAIChatModel(base_url) as llm,
-            AsyncSqliteSaver.from_conn_string(str(work / "checkpoints.sqlite")) as saver,
+            open_checkpointer(work / "checkpoints.sqlite") as saver,
         ):
             board = Board(work / "board.sqlite")
             graph = compile_graph(llm, board, checkpointer=saver)

@@ -89,7 +89,8 @@ def compile_graph(
     preset: Context | None = None,
     name: str = "paravt",
 ) -> CompiledStateGraph:
-    """Compile without a checkpointer (Studio), with AsyncSqliteSaver (CLI) or InMemorySaver.
-    ``name`` is what a LangGraph server calls the graph's assistant."""
+    """Compile without a checkpointer (Studio), with the CLI's SQLite file checkpointer
+    (``graphs.checkpointer``) or with InMemorySaver. ``name`` is what a LangGraph server
+    calls the graph's assistant."""
     graph = build_graph(llm, board, media_roots=media_roots, preset=preset)
     return graph.compile(checkpointer=checkpointer, name=name)
