@@ -51,6 +51,13 @@ class Note:
     created_at: float = field(default_factory=time.time)
 
 
+_NOTE_COLUMNS = tuple(Note.__dataclass_fields__)
+_QUOTED = ", ".join(f'"{name}"' for name in _NOTE_COLUMNS)  # "start", "end" are keywords
+_INSERT_NOTE = (
+    f"INSERT OR IGNORE INTO notes ({_QUOTED}) VALUES ({', '.join('?' * len(_NOTE_COLUMNS))})"
+)
+
+
 class Board:
     """A SQLite board (WAL). Safe to share between threads; every write is idempotent."""
 
@@ -149,24 +156,14 @@ class Board:
     ) -> None:
         """Register a run owned by this process; a resumed run keeps its start time and notes."""
         with self._lock:
-            if self._db["runs"].count_where("run_id = ?", [run_id]):
-                self._claim(run_id)
+            if self._claim(run_id):
                 return
-            self._db["runs"].insert(
-                {
-                    "run_id": run_id,
-                    "thread_id": thread_id,
-                    "video": video,
-                    "question": question,
-                    "settings": json.dumps(settings, sort_keys=True),
-                    "status": "running",
-                    "answer": None,
-                    "error": None,
-                    "started_at": time.time(),
-                    "finished_at": None,
-                    "owner": owners.current().to_json(),
-                }
-            )
+            self._db.execute(
+                "INSERT INTO runs (run_id, thread_id, video, question, settings, status, "
+                "started_at, owner) VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
+                [run_id, thread_id, video, question, json.dumps(settings, sort_keys=True),
+                 time.time(), owners.current().to_json()],
+            )  # fmt: skip
 
     def claim_run(self, run_id: str) -> bool:
         """Mark a registered run `running` and owned by this process (a resumed run);
@@ -229,14 +226,18 @@ class Board:
         trace: dict[str, Any] | None = None,
     ) -> None:
         now = time.time()
-        with self._lock, self._db.conn:
-            self._db["runs"].update(
-                run_id, {"status": status, "answer": answer, "error": error, "finished_at": now}
+        with self._lock, self._db.conn as conn:  # one transaction: the run and its trace
+            conn.execute(
+                "UPDATE runs SET status = ?, answer = ?, error = ?, finished_at = ? "
+                "WHERE run_id = ?",
+                [status, answer, error, now, run_id],
             )
             if trace is not None:
-                self._db["traces"].upsert(
-                    {"run_id": run_id, "trace": json.dumps(trace), "written_at": now},
-                    pk="run_id",
+                conn.execute(
+                    "INSERT INTO traces (run_id, trace, written_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT (run_id) DO UPDATE SET trace = excluded.trace, "
+                    "written_at = excluded.written_at",
+                    [run_id, json.dumps(trace), now],
                 )
 
     def add_note(self, note: Note) -> bool:
@@ -244,28 +245,22 @@ class Board:
         row = asdict(note)
         row["frames"] = json.dumps(row["frames"])
         with self._lock:
-            table = self._db["notes"]
-            before = table.count_where("run_id = ? and key = ?", [note.run_id, note.key])
-            if before:
-                return False
-            table.insert(row, pk=("run_id", "key"), ignore=True)
-            return True
+            cursor = self._db.execute(_INSERT_NOTE, [row[name] for name in _NOTE_COLUMNS])
+            return cursor.rowcount == 1
 
     def set_verdict(self, run_id: str, key: str, verdict: str) -> None:
         with self._lock:
-            self._db["notes"].update((run_id, key), {"verdict": verdict})
+            self._db.execute(
+                "UPDATE notes SET verdict = ? WHERE run_id = ? AND key = ?", [verdict, run_id, key]
+            )
 
     def notes(self, run_id: str) -> list[Note]:
         """A run's notes in the order they were asked for (turn, then call index)."""
-        with self._lock:
-            rows = list(
-                self._db["notes"].rows_where("run_id = ?", [run_id], order_by="turn, call_index")
-            )
+        rows = self._rows("SELECT * FROM notes WHERE run_id = ? ORDER BY turn, call_index", run_id)
         return [Note(**{**row, "frames": json.loads(row["frames"])}) for row in rows]
 
     def run(self, run_id: str) -> dict[str, Any] | None:
-        with self._lock:
-            rows = list(self._db["runs"].rows_where("run_id = ?", [run_id]))
+        rows = self._rows("SELECT * FROM runs WHERE run_id = ?", run_id)
         return _decode_run(rows[0]) if rows else None
 
     def runs(self, limit: int = 20) -> list[dict[str, Any]]:
@@ -275,8 +270,7 @@ class Board:
         return [_decode_run(row) for row in rows]
 
     def trace(self, run_id: str) -> dict[str, Any] | None:
-        with self._lock:
-            rows = list(self._db["traces"].rows_where("run_id = ?", [run_id]))
+        rows = self._rows("SELECT trace FROM traces WHERE run_id = ?", run_id)
         return json.loads(rows[0]["trace"]) if rows else None
 
     def traces(self) -> Iterator[dict[str, Any]]:
@@ -285,6 +279,14 @@ class Board:
             rows = list(self._db["traces"].rows_where(order_by="written_at"))
         for row in rows:
             yield json.loads(row["trace"])
+
+    def _rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
+        """The rows of one query as dicts (plain SQL: sqlite-utils' helpers look the table up
+        and read its schema on every call, most of a run's board time)."""
+        with self._lock:
+            cursor = self._db.conn.execute(sql, params)
+            names = [column[0] for column in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     def close(self) -> None:
         with self._lock:
