@@ -30,6 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 from agents import video  # noqa: E402
 from agents.llm import OpenAIChatModel  # noqa: E402
+from agents.protocol import render_turn  # noqa: E402
+from agents.scoring.accuracy import accuracy_reward  # noqa: E402
 from agents.synthetic import read_manifest  # noqa: E402
 from evals.runner import evaluate  # noqa: E402
 from evals.spec import EvalSpec  # noqa: E402
@@ -39,11 +41,19 @@ from graphs.context import Context  # noqa: E402
 from serving.launch import local_server  # noqa: E402
 from training.nano.oracle import reasoning, sightings, window_note  # noqa: E402
 
+#: The issue's targets, in its order: sub-agent notes, the main agent, end to end.
 TARGETS = {
-    "mc_accuracy": 0.7,
-    "mc_gain_over_none": 0.3,
-    "grounding_miou": 0.4,
-    "format_validity": 0.95,
+    "sub_agent.presence_right": 0.95,
+    "sub_agent.colour_right_every_colour": 0.95,
+    "sub_agent.shape_right": 0.85,
+    "sub_agent.span_within_one_frame": 0.8,
+    "note_follower_replay.mc_accuracy": 0.85,
+    "main_agent.follows_its_notes": 0.95,
+    "end_to_end.mc_accuracy": 0.8,
+    "end_to_end.mc_gain_over_none": 0.4,
+    "end_to_end.grounding_miou": 0.45,
+    "end_to_end.open_f1": 0.8,
+    "end_to_end.format_validity": 0.95,
 }
 
 
@@ -71,11 +81,58 @@ async def run_arm(llm, task, data_dir: Path, out: Path, dispatch: str, videos: i
     }
 
 
+def _grid_index(grid: list[float], t: float) -> int:
+    return min(range(len(grid)), key=lambda i: abs(grid[i] - t))
+
+
+def note_counts(counts: Counter, expected: str, got: str, times: list[float], end: float) -> None:
+    """Count one sub-agent note against the oracle's note for the same frames, needle by
+    needle: colour found, exact colour and shape, shape, span exact and within one frame."""
+    seen, said = sightings([expected]), sightings([got])
+    counts["windows"] += 1
+    counts["notes_exact"] += got == expected
+    counts["presence_right"] += bool(seen) == bool(said)
+    counts["false_needles"] += not seen and bool(said)
+    if not seen:
+        return
+    counts["windows_with_needle"] += 1
+    counts["colours_right"] += {c for c, _ in seen} == {c for c, _ in said}
+    counts["shapes_right"] += {s for _, s in seen} == {s for _, s in said}
+    counts["spans_right"] += list(seen.values()) == list(said.values())
+    grid = [*times, end]
+    for (colour, shape), (a, b) in seen.items():
+        counts["needles"] += 1
+        counts[f"needles_{colour}"] += 1
+        named = {c: (s, span) for (c, s), span in said.items()}
+        if colour not in named:
+            continue
+        counts[f"found_{colour}"] += 1
+        their_shape, (a2, b2) = named[colour]
+        counts["needle_shape_right"] += their_shape == shape
+        counts["needle_span_exact"] += (a2, b2) == (a, b)
+        counts["needle_span_within_one"] += (
+            abs(_grid_index(grid, a) - _grid_index(grid, a2)) <= 1
+            and abs(_grid_index(grid, b) - _grid_index(grid, b2)) <= 1
+        )
+
+
+def replay_score(item, notes: list[str]) -> float:
+    """What a perfect note-follower scores on `item` from these notes: the oracle's reasoning
+    over them, scored by the benchmark's rule (0 when they cannot answer it)."""
+    implied = reasoning(item, sightings(notes))
+    if implied is None:
+        return 0.0
+    target = (item.target["start"], item.target["end"]) if item.kind == "grounding" else item.answer
+    reply = render_turn(implied[0], answer=implied[1])
+    return accuracy_reward(reply, kind=item.kind, target=target) or 0.0
+
+
 def diagnose(folder: Path) -> dict:
     """Where a tools run goes wrong, agent by agent: each sub-agent note against the oracle's
-    note for the same frames, and each final answer against what the run's own notes imply."""
+    note for the same frames; a perfect note-follower replaying the run's own notes; and each
+    final answer against what the run's own notes imply."""
     board = Board(folder / "board.sqlite")
-    counts = Counter()
+    counts, replay = Counter(), {"multiple_choice": [], "grounding": [], "open_ended": []}
     for line in (folder / "samples.jsonl").read_text().splitlines():
         record = json.loads(line)
         video_file, item_question = record["sample"]["media"], record["sample"]["question"]
@@ -88,54 +145,70 @@ def diagnose(folder: Path) -> dict:
             ref = next(p for p in call["messages"][-1]["content"] if p.get("type") == "frames")
             frames = video.encode_frames(ref["video"], tuple(ref["timestamps"]), ref["max_pixels"])
             end = windows[call["agent"]]["end"]
-            expected = window_note(truth, [f.timestamp for f in frames], end)
+            times = [f.timestamp for f in frames]
             got = call["completion"]["text"].strip()
             notes.append(got)
-            seen, said = sightings([expected]), sightings([got])
-            counts["windows"] += 1
-            counts["notes_exact"] += got == expected
-            counts["presence_right"] += bool(seen) == bool(said)
-            if seen:
-                counts["windows_with_needle"] += 1
-                counts["colours_right"] += {c for c, _ in seen} == {c for c, _ in said}
-                counts["shapes_right"] += {s for _, s in seen} == {s for _, s in said}
-                counts["spans_right"] += list(seen.values()) == list(said.values())
-                for colour, _ in seen:
-                    counts[f"found_{colour}"] += colour in {c for c, _ in said}
-                    counts[f"needles_{colour}"] += 1
+            note_counts(counts, window_note(truth, times, end), got, times, end)
+        kind = item.id.rsplit("-", 1)[-1]
         if notes:
+            replay[item.kind].append(replay_score(item, notes))
             implied = reasoning(item, sightings(notes))
+            follows = implied is not None and (trace["answer"] or "").strip() == str(implied[1])
             counts["answers_after_notes"] += 1
-            counts["answers_following_notes"] += implied is not None and (
-                trace["answer"] or ""
-            ).strip() == str(implied[1])
+            counts["answers_following_notes"] += follows
+            counts[f"after_notes_{kind}"] += 1
+            counts[f"following_{kind}"] += follows
     rate = lambda a, b: round(counts[a] / counts[b], 4) if counts[b] else None  # noqa: E731
     colours = sorted(k.removeprefix("needles_") for k in counts if k.startswith("needles_"))
+    kinds = sorted(k.removeprefix("after_notes_") for k in counts if k.startswith("after_notes_"))
+    mean = lambda xs: round(sum(xs) / len(xs), 4) if xs else None  # noqa: E731
     return {
         "sub_agent": {
             "windows": counts["windows"],
             "note_exact": rate("notes_exact", "windows"),
             "presence_right": rate("presence_right", "windows"),
+            "false_needle_rate": rate("false_needles", "windows"),
+            "windows_with_needle": counts["windows_with_needle"],
             "colours_right_when_present": rate("colours_right", "windows_with_needle"),
             "shapes_right_when_present": rate("shapes_right", "windows_with_needle"),
             "spans_right_when_present": rate("spans_right", "windows_with_needle"),
-            "found_by_colour": {c: rate(f"found_{c}", f"needles_{c}") for c in colours},
+            "needles_in_view": counts["needles"],
+            "colour_right_by_colour": {c: rate(f"found_{c}", f"needles_{c}") for c in colours},
+            "needles_by_colour": {c: counts[f"needles_{c}"] for c in colours},
+            "shape_right": rate("needle_shape_right", "needles"),
+            "span_exact": rate("needle_span_exact", "needles"),
+            "span_within_one_frame": rate("needle_span_within_one", "needles"),
+        },
+        "note_follower_replay": {
+            "mc_accuracy": mean(replay["multiple_choice"]),
+            "grounding_miou": mean(replay["grounding"]),
+            "open_f1": mean(replay["open_ended"]),
         },
         "main_agent": {
             "answers_after_notes": counts["answers_after_notes"],
             "follows_its_notes": rate("answers_following_notes", "answers_after_notes"),
+            "follows_by_question": {k: rate(f"following_{k}", f"after_notes_{k}") for k in kinds},
         },
     }
 
 
-def verdict(tools: dict, none: dict) -> dict:
+def verdict(tools: dict, none: dict, diagnosis: dict) -> dict:
+    """Each target with its measured value and whether it is met."""
     m, n = tools["metrics"], none["metrics"]
-    fmt = tools["costs"].get("format_validity")
+    sub = diagnosis["sub_agent"]
+    by_colour = [v for v in sub["colour_right_by_colour"].values() if v is not None]
     measured = {
-        "mc_accuracy": m.get("mc_accuracy"),
-        "mc_gain_over_none": round(m.get("mc_accuracy", 0) - n.get("mc_accuracy", 0), 4),
-        "grounding_miou": m.get("grounding_miou"),
-        "format_validity": fmt,
+        "sub_agent.presence_right": sub["presence_right"],
+        "sub_agent.colour_right_every_colour": min(by_colour) if by_colour else None,
+        "sub_agent.shape_right": sub["shape_right"],
+        "sub_agent.span_within_one_frame": sub["span_within_one_frame"],
+        "note_follower_replay.mc_accuracy": diagnosis["note_follower_replay"]["mc_accuracy"],
+        "main_agent.follows_its_notes": diagnosis["main_agent"]["follows_its_notes"],
+        "end_to_end.mc_accuracy": m.get("mc_accuracy"),
+        "end_to_end.mc_gain_over_none": round(m.get("mc_accuracy", 0) - n.get("mc_accuracy", 0), 4),
+        "end_to_end.grounding_miou": m.get("grounding_miou"),
+        "end_to_end.open_f1": m.get("open_f1"),
+        "end_to_end.format_validity": tools["costs"].get("format_validity"),
     }
     return {
         k: {"target": TARGETS[k], "measured": v, "met": v is not None and v >= TARGETS[k]}
@@ -153,14 +226,15 @@ async def main_async(args) -> dict:
             none = await run_arm(
                 llm, task, args.data, args.work, "none", args.videos, args.concurrency
             )
+    diagnosis = diagnose(Path(tools["folder"]))
     return {
         "model": str(args.model),
-        "diagnosis": diagnose(Path(tools["folder"])),
+        "diagnosis": diagnosis,
         "videos": args.videos,
         "samples_per_arm": tools["counts"]["samples"],
         "tools": tools,
         "none": none,
-        "targets": verdict(tools, none),
+        "targets": verdict(tools, none, diagnosis),
     }
 
 

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from agents import benchmark
+from agents import benchmark, video
 from agents.protocol import parse
+from agents.scoring.text import normalize_answer
 from agents.synthetic import Needle, SyntheticVideo
-from training.nano import data
+from training.nano import data, notes
 from training.nano.oracle import NO_SHAPES, sightings, window_note
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,9 +34,11 @@ def test_a_window_note_names_each_needle_with_its_first_frame_and_the_frame_afte
     video = SyntheticVideo("v.mp4", 0, 60.0, 1.0, 128, 96,
                            (Needle(20.0, 23.0, "red", "circle", ""),))  # fmt: skip
     assert window_note(video, [15.0, 18.0, 21.0, 24.0, 27.0], 30.0) == (
-        "red circle from 21 to 24 seconds."
+        "Seen: red circle from 21 to 24 seconds; the circle is red."
     )
-    assert window_note(video, [15.0, 18.0, 21.0], 22.0) == "red circle from 21 to 22 seconds."
+    assert window_note(video, [15.0, 18.0, 21.0], 22.0).startswith(
+        "Seen: red circle from 21 to 22 seconds;"
+    )
     assert window_note(video, [0.0, 5.0, 10.0], 15.0) == NO_SHAPES
     assert sightings(["red circle from 21 to 24 seconds.", "blue cross from 3 to 5 seconds.",
                       "red circle from 24 to 27 seconds."]) == {
@@ -69,6 +72,8 @@ def test_oracle_runs_answer_every_question_right_in_the_graphs_trace_format(orac
             overlap = min(end, t["end"]) - max(start, t["start"])
             union = max(end, t["end"]) - min(start, t["start"])
             assert overlap / union >= 0.3, (answer, t)
+        elif item.kind == "open_ended":  # "the red square": the same answer once normalised
+            assert normalize_answer(answer) == normalize_answer(item.answer)
         else:
             assert answer == item.answer
 
@@ -88,9 +93,36 @@ def test_rows_carry_the_main_conversation_and_each_sub_agent_note(oracle_traces,
     assert all(r["noise"] == 1.0 for r in rows)
 
 
+def test_note_rows_see_the_frames_the_graph_decodes_for_each_window(oracle_traces):
+    jobs, traces = oracle_traces
+    for job, trace in zip(jobs, traces, strict=True):
+        for call in (c for c in trace["model_calls"] if c["agent"].startswith("sub:")):
+            ref = next(p for p in call["messages"][-1]["content"] if p.get("type") == "frames")
+            note = next(
+                n for n in trace["notes"] if f"sub:{n['turn']}:{n['index']}" == call["agent"]
+            )
+            decoded = video.encode_frames(ref["video"], tuple(ref["timestamps"]), ref["max_pixels"])
+            times = notes.frame_times(note["start"], note["end"], job.video.duration)
+            assert times == [f.timestamp for f in decoded]
+            assert call["completion"]["text"] == window_note(job.video, times, note["end"])
+
+
+def test_note_rows_hold_the_question_the_notes_and_the_oracles_last_turn():
+    rows = list(notes.note_rows(range(40, 45)))
+    assert len(rows) == 15 and all(r["images"] == [] and r["agent"] == "notes" for r in rows)
+    for row in rows:
+        question, responses, turn = (m["content"][0]["text"] for m in row["messages"])
+        assert question.startswith(("What", "How", "Which", "When"))
+        assert responses.count("<tool_response>") == 4 and "<answer>" in turn
+        assert parse(turn).well_formed
+    with pytest.raises(ValueError, match="test split"):
+        list(notes.note_rows([benchmark.SPLIT_SEEDS["test"]]))
+
+
 def rebuild(out: Path) -> None:
     command = [sys.executable, "-m", "training.nano.rebuild", "--out", str(out), "--videos", "3",
-               "--sft-steps", "2", "--threads", "1", "--stop-after", "sft"]  # fmt: skip
+               "--note-seeds", "30", "--sft-steps", "2", "--threads", "1",
+               "--stop-after", "sft"]  # fmt: skip
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-3000:]

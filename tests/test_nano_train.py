@@ -1,4 +1,4 @@
-"""paravt-nano's SFT pieces: the per-row loss and the deduplication of repeated rows."""
+"""paravt-nano's SFT pieces: the weighted loss, the frame target, batches, deduplication."""
 
 from __future__ import annotations
 
@@ -7,29 +7,80 @@ from types import SimpleNamespace
 
 import torch
 
-from training.nano.train import dedupe, row_mean_loss
+from training.nano.loss import frame_loss, linear_patch_embed, token_weights, weighted_loss
+from training.nano.train import Sampler, SFTSchedule, dedupe
 
 
-class FixedLogits(torch.nn.Module):
-    """Returns the same logits whatever the batch: uniform over 4 tokens, except that
-    position 1 of row 0 puts almost all mass on token 2."""
+class FixedHidden(torch.nn.Module):
+    """Its "hidden states" are the logits themselves (lm_head is the identity): uniform over
+    4 tokens, except that position 1 of row 0 puts almost all mass on token 2."""
 
-    def forward(self, input_ids, attention_mask):
-        logits = torch.zeros(input_ids.shape[0], input_ids.shape[1], 4)
-        logits[0, 1, 2] = 50.0
-        return SimpleNamespace(logits=logits)
+    def __init__(self):
+        super().__init__()
+        self.lm_head = torch.nn.Identity()
+
+    def model(self, input_ids, attention_mask, mm_token_type_ids):
+        hidden = torch.zeros(input_ids.shape[0], input_ids.shape[1], 4)
+        hidden[0, 1, 2] = 50.0
+        return SimpleNamespace(last_hidden_state=hidden)
 
 
-def test_each_row_weighs_the_same_whatever_its_number_of_target_tokens():
-    batch = {
-        "input_ids": torch.zeros(2, 5, dtype=torch.long),
-        "attention_mask": torch.ones(2, 5, dtype=torch.long),
-        # row 0: one target (token 2 at position 2, predicted from position 1: ~0 loss)
-        # row 1: four targets under uniform logits: log 4 each
-        "labels": torch.tensor([[-100, -100, 2, -100, -100], [-100, 1, 1, 1, 1]]),
-    }
-    loss = row_mean_loss(FixedLogits(), batch).item()
-    assert math.isclose(loss, math.log(4) / 2, rel_tol=1e-4)  # a token mean would give 0.8 log 4
+def batch(labels):
+    labels = torch.tensor(labels)
+    ones = torch.ones_like(labels)
+    return {"input_ids": ones * 0, "attention_mask": ones, "mm_token_type_ids": ones * 0,
+            "labels": labels}  # fmt: skip
+
+
+def test_the_loss_is_a_token_mean_with_content_tokens_weighted():
+    # row 0: one target (token 2, predicted from position 1: ~0 loss)
+    # row 1: four targets under uniform logits (log 4 each); token 3 is a content token
+    b = batch([[-100, -100, 2, -100, -100], [-100, 1, 3, 1, 1]])
+    content = torch.tensor([False, False, False, True])
+    plain, _, _ = weighted_loss(FixedHidden(), b, token_weights(b["labels"], content, 1.0))
+    assert math.isclose(plain.item(), 4 * math.log(4) / 5, rel_tol=1e-4)  # token mean
+    weighted, _, _ = weighted_loss(FixedHidden(), b, token_weights(b["labels"], content, 4.0))
+    assert math.isclose(weighted.item(), 7 * math.log(4) / 8, rel_tol=1e-4)  # 1 + 3 + 4 (x4)
+
+
+def test_the_frame_target_pools_each_frames_tokens_and_scores_colour_and_shape():
+    head = torch.nn.Linear(3, 10, bias=False)
+    with torch.no_grad():
+        head.weight.zero_()
+        head.weight[2, 0] = head.weight[8, 1] = 20.0  # feature 0 -> colour 2, 1 -> shape 3
+    frame = torch.zeros(12, 3)
+    frame[5, 0] = frame[6, 1] = 1.0  # one token shows the colour, another the shape
+    empty = torch.zeros(12, 3)
+    loss, accuracy = frame_loss(head, [frame, empty], torch.tensor([[2, 3], [0, 0]]))
+    assert accuracy == 1.0  # the empty frame's logits tie: argmax is class 0, "none"
+    loss_wrong, _ = frame_loss(head, [frame, empty], torch.tensor([[1, 1], [0, 0]]))
+    assert loss.item() < loss_wrong.item()
+
+
+def test_the_patch_embedding_as_a_product_equals_the_convolution():
+    conv = torch.nn.Conv3d(3, 8, kernel_size=(2, 4, 4), stride=(2, 4, 4), bias=True)
+    embed = SimpleNamespace(proj=conv, in_channels=3, temporal_patch_size=2, patch_size=4,
+                            embed_dim=8)  # fmt: skip
+    model = SimpleNamespace(model=SimpleNamespace(visual=SimpleNamespace(patch_embed=embed)))
+    pixels = torch.randn(5, 3 * 2 * 4 * 4)
+    reference = conv(pixels.view(-1, 3, 2, 4, 4)).view(-1, 8)
+    linear_patch_embed(model)
+    assert torch.allclose(embed.forward(pixels), reference, atol=1e-5)
+
+
+def test_sub_agent_batches_balance_colours_and_main_batches_draw_main_rows():
+    rows = [{"agent": "main", "noise": 0.0, "colours": []}]
+    rows += [{"agent": "sub:0:0", "noise": 0.0, "colours": []} for _ in range(50)]
+    rows += [{"agent": "sub:0:1", "noise": 0.0, "colours": [c]} for c in ("red", "green")]
+    schedule = SFTSchedule(steps=400, sub_batch_rows=10, needle_share=0.5, main_share=0.25,
+                           notes_share=0.0)  # fmt: skip
+    sampler = Sampler(rows, schedule)
+    drawn = [sampler.batch(step) for step in range(400)]
+    mains = [rows for agent, rows in drawn if agent == "main"]
+    assert 0.15 < len(mains) / 400 < 0.35 and all(r["agent"] == "main" for b in mains for r in b)
+    subs = [r for agent, b in drawn if agent == "sub" for r in b]
+    greens = sum(r["colours"] == ["green"] for r in subs) / len(subs)
+    assert 0.08 < greens < 0.17  # half the rows show a needle, colours uniform over four
 
 
 def test_rows_repeated_for_several_questions_are_kept_once():

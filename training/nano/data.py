@@ -1,15 +1,21 @@
 """paravt-nano's SFT data: train-split needle videos, oracle runs of the real graph, rows.
 
 Videos come in noise tiers (a calm background first: the curriculum), all from the train
-split's seeds. Each question is run through the graph twice with the oracle model: with
-parallel tools and with dispatch ``none``; both traces are kept in the graph's JSONL trace
-format (``traces.jsonl``) and turned into SFT rows by ``training.sft_data``.
+split's seeds. Each question is run through the graph with the oracle model with parallel
+tools, and every third one also with dispatch ``none``; each run draws its overview frame
+count from :data:`OVERVIEW_FRAMES` (the counts nFrames Gating draws in PARA-GRPO, so gating
+tests robustness, not an unseen input). The traces are kept in the graph's JSONL trace
+format (``traces.jsonl``) and turned into SFT rows by ``training.sft_data``; each row also
+carries what its frames show (``frame_labels``, an auxiliary target of the vision tower)
+and, for a sub-agent row, the colours its window holds (for colour-balanced sampling).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import random
+import re
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
@@ -17,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import benchmark
-from agents.synthetic import QAItem, SyntheticVideo
+from agents.synthetic import QAItem, SyntheticVideo, read_manifest
 from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.context import Context
@@ -30,16 +36,22 @@ log = logging.getLogger(__name__)
 
 #: Background noise of each tier; videos split evenly between tiers.
 NOISE_TIERS = (0.0, 0.5, 1.0)
+#: Overview frame counts of the oracle runs, drawn per run (seeded): the benchmark's 4 half
+#: the time, and the other counts nFrames Gating draws.
+OVERVIEW_FRAMES = (4, 4, 8, 16)
+_LABEL = re.compile(r"<(\d+(?:\.\d+)?) seconds>\s*$")
 
 
 @dataclass(frozen=True)
 class Job:
-    """One question to run: its video, the item, the noise tier and the dispatch mode."""
+    """One question to run: its video, the item, the noise tier, the dispatch mode and the
+    overview frame count."""
 
     video: SyntheticVideo
     item: QAItem
     noise: float
     dispatch: str
+    overview_frames: int = benchmark.GRAPH_SETTINGS["overview_frames"]
 
 
 def benchmark_context(**changes: Any) -> Context:
@@ -75,14 +87,16 @@ def train_videos(
         yield (noise, *benchmark.generate(folder, seed, noise=noise))
 
 
-def jobs_for(videos, *, none_every: int = 3) -> list[Job]:
-    """Every question with tools, and every `none_every`-th also without tools."""
+def jobs_for(videos, *, none_every: int = 3, frames=OVERVIEW_FRAMES) -> list[Job]:
+    """Every question with tools, and every `none_every`-th also without tools; each run's
+    overview frame count drawn from `frames`, seeded by the video and the question."""
     jobs = []
     for index, (noise, video, items) in enumerate(videos):
         for k, item in enumerate(items):
-            jobs.append(Job(video, item, noise, "parallel"))
+            draw = random.Random(f"frames:{video.seed}:{k}")
+            jobs.append(Job(video, item, noise, "parallel", draw.choice(frames)))
             if (3 * index + k) % none_every == 0:
-                jobs.append(Job(video, item, noise, "none"))
+                jobs.append(Job(video, item, noise, "none", draw.choice(frames)))
     return jobs
 
 
@@ -103,7 +117,9 @@ async def run_oracle(jobs: Sequence[Job], out: Path, *, concurrency: int = 8) ->
                 options=job.item.options,
                 kind=job.item.kind,
                 prompt=benchmark.prompt_text(job.item),
-                context=benchmark_context(dispatch=job.dispatch),
+                context=benchmark_context(
+                    dispatch=job.dispatch, overview_frames=job.overview_frames
+                ),
                 run_id=f"oracle-{index:06d}",
             )
         if result.status != "answered":
@@ -127,10 +143,40 @@ def build_traces(root: str | Path, n_videos: int, *, concurrency: int = 8) -> Pa
 
 
 def sft_rows(traces_path: str | Path) -> list[dict]:
-    """SFT rows (main-agent conversations and sub-agent notes) with each trace's noise tier."""
-    rows = []
+    """SFT rows (main-agent conversations and sub-agent notes) with each trace's noise tier,
+    the labels of their frames (:func:`frame_labels`) and the colours each row's frames show."""
+    rows, needles = [], {}
     for trace in read_jsonl(traces_path):
         if trace["status"] != "answered":
             continue
-        rows += [{**row, "noise": trace["noise"]} for row in trace_rows(trace, subagents=True)]
+        video = trace["video"]
+        if video not in needles:
+            needles[video] = read_manifest(Path(video).with_suffix(".json"))[0].needles
+        for row in trace_rows(trace, subagents=True):
+            labels = frame_labels(row["messages"], needles[video])
+            colours = sorted({benchmark.COLOURS[c - 1] for c, _ in labels if c})
+            rows.append({**row, "noise": trace["noise"], "frame_labels": labels,
+                         "colours": colours})  # fmt: skip
     return rows
+
+
+def frame_labels(messages, needles) -> list[tuple[int, int]]:
+    """(colour, shape) of each image of a row, in order: 1 + the index in the benchmark's
+    vocabulary of the needle it shows, 0 for none. A frame's time is its ``<t seconds>``
+    label, which ends the text part just before it."""
+    labels, time = [], None
+    for message in messages:
+        for part in message["content"]:
+            if part["type"] == "text":
+                match = _LABEL.search(part["text"])
+                time = float(match.group(1)) if match else None
+            elif part["type"] == "image":
+                if time is None:
+                    raise ValueError("an image without a <t seconds> label before it")
+                shown = benchmark.visible_at(needles, time)
+                labels.append(
+                    (1 + benchmark.COLOURS.index(shown[0].color),
+                     1 + benchmark.SHAPES.index(shown[0].shape)) if shown else (0, 0)
+                )  # fmt: skip
+                time = None
+    return labels

@@ -9,9 +9,25 @@ the window, the notes that came back) plus the ground truth of the video being r
   needle the question names is in view) or four parallel ``crop_video`` calls covering the
   video;
 - sub-agent: each needle its frames show, with the time of the first frame showing it and of
-  the first frame after it (``red circle from 35 to 38 seconds.``), or ``No coloured shapes.``;
-- main agent, after the notes: one sentence of reasoning, then the answer;
+  the first frame after it, and the sighting again shape first
+  (``Seen: red circle from 35 to 38 seconds; the circle is red.``), or
+  ``No coloured shapes.``;
+- main agent, after the notes: the fact the question asks about, then, for a choice among
+  values, a scan of the options down to the one that holds it (``A. green, blue: no`` ...
+  ``D. blue, blue: yes, so D.``), then the answer;
 - without tools: what the overview shows, then the answer (a guess when nothing is in view).
+
+Why these formats. A small transformer learns an in-context lookup slowly when the value it
+must write comes *before* the key it can match (the colour before the shape in "blue
+circle"), and fast when it comes right after a key it has just written (an induction copy).
+So every fact is written in both orders: a sighting reads ``Seen: blue circle from 93 to 99
+seconds; the circle is blue.``, and the reasoning writes the key, then copies what follows
+it (``The circle is`` -> ``blue``; ``Seen: blue`` -> ``circle``; ``Seen: blue circle from``
+-> ``93 to 99``). The option scan turns "which letter holds this value" into steps that are
+each a copy or a comparison of two neighbouring tokens: ``A. green, blue: no`` (copy the
+option, copy the value, compare them) down to ``D. blue, blue: yes, so D.``.
+A note opens with ``Seen:`` so that a colour is the same token (with its leading space) in
+notes, options and reasoning.
 """
 
 from __future__ import annotations
@@ -33,6 +49,7 @@ WINDOWS = 4
 NO_SHAPES = "No coloured shapes."
 _LABEL = re.compile(r"^<(\d+(?:\.\d+)?) seconds>$")
 _SIGHTING = re.compile(r"(\w+) (\w+) from (\d+) to (\d+) seconds")
+SEEN = "Seen:"
 
 
 @dataclass(frozen=True)
@@ -76,15 +93,21 @@ def window_note(video: SyntheticVideo, times: Sequence[float], end: float) -> st
             continue
         after = times[seen[-1] + 1] if seen[-1] + 1 < len(times) else end
         sentences.append(
-            f"{needle.color} {needle.shape} from {_num(times[seen[0]])} to {_num(after)} seconds."
+            f"{SEEN} {needle.color} {needle.shape} from {_num(times[seen[0]])} to "
+            f"{_num(after)} seconds; {_restated(needle.color, needle.shape)}."
         )
     return " ".join(sentences) or NO_SHAPES
+
+
+def _restated(colour: str, shape: str) -> str:
+    """The sighting again with the shape first: "the circle is blue" (see the module doc)."""
+    return f"the {shape} is {colour}"
 
 
 def overview_sentence(video: SyntheticVideo, times: Sequence[float]) -> str:
     """What the overview frames show, in the main agent's words."""
     seen = [
-        f"the {n.color} {n.shape} at {_num(t)} seconds"
+        f"the {n.color} {n.shape} at {_num(t)} seconds; {_restated(n.color, n.shape)}"
         for t in times
         for n in benchmark.visible_at(video.needles, t)
     ]
@@ -107,20 +130,38 @@ def _letter(item: QAItem, value: str) -> str | None:
     return next((o.split(". ", 1)[0] for o in item.options if o.split(". ", 1)[1] == value), None)
 
 
+def scan(item: QAItem, value: str) -> tuple[str, str | None]:
+    """The options one by one down to the one that is `value`, each line comparing the
+    option with `value` right beside it: (lines, the letter).
+
+    >>> item = QAItem("v-mc-colour", "multiple_choice", "?", ("A. red", "B. blue"), "B", {})
+    >>> print(scan(item, "blue")[0])
+    A. red, blue: no
+    B. blue, blue: yes, so B.
+    """
+    lines = []
+    for option in item.options:
+        letter, text = option.split(". ", 1)
+        if text == value:
+            return "\n".join([*lines, f"{letter}. {text}, {value}: yes, so {letter}."]), letter
+        lines.append(f"{letter}. {text}, {value}: no")
+    return "\n".join(lines), None
+
+
 def reasoning(item: QAItem, spans: Mapping[tuple[str, str], tuple[float, float]]):
-    """(sentence, answer) for `item` from the sightings, or None when they cannot answer it."""
+    """(reasoning, answer) for `item` from the sightings, or None when they cannot answer it."""
     kind = item.id.rsplit("-", 1)[-1]
     named = item.question.split()
     for (colour, shape), (a, b) in spans.items():
         if kind == "colour" and shape in named:
-            letter = _letter(item, colour)
-            return f"The {shape} is {colour}, option {letter}.", letter
+            lines, letter = scan(item, colour)
+            return f"The {shape} is {colour}.\n{lines}", letter
         if kind == "shape" and colour in named:
-            letter = _letter(item, shape)
-            return f"The {colour} object is a {shape}, option {letter}.", letter
+            lines, letter = scan(item, shape)
+            return f"{SEEN} {colour} {shape}.\n{lines}", letter
         if kind == "ground" and colour in named and shape in named:
             return (
-                f"The {colour} {shape} is seen from {_num(a)} to {_num(b)} seconds.",
+                f"{SEEN} {colour} {shape} from {_num(a)} to {_num(b)} seconds.",
                 f"The event happens in the {_num(a)} - {_num(b)} seconds.",
             )
     if not spans:
@@ -130,10 +171,10 @@ def reasoning(item: QAItem, spans: Mapping[tuple[str, str], tuple[float, float]]
         letter = _letter(item, str(len(spans)))
         return f"I count {len(spans)} coloured shapes, option {letter}.", letter
     if kind == "order":
-        letter = _letter(item, first[0])
-        return f"The first shape is {first[0]}, option {letter}.", letter
+        lines, letter = scan(item, first[0])
+        return f"The first shape is {first[0]}.\n{lines}", letter
     if kind == "open":
-        return f"The last shape is the {last[0]} {last[1]}.", f"{last[0]} {last[1]}"
+        return f"The last shape is the {last[0]} {last[1]}.", f"the {last[0]} {last[1]}"
     return None
 
 

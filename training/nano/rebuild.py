@@ -7,13 +7,20 @@ Steps (each skipped when its output is already in OUT, so a killed rebuild resum
 
 1. ``data/``: train-split needle videos in three noise tiers and the oracle's graph traces
    (``data/traces.jsonl``, the graph's trace format), with and without tools;
-2. ``init/``: the tokenizer trained on the traces' text and the untrained Qwen3-VL;
-3. ``sft/``: SFT on the oracle rows with the noise curriculum (``training.nano.train``);
+2. ``init/``: the tokenizer trained on the rows' text and the untrained Qwen3-VL;
+3. ``sft/``: SFT on the oracle rows and on note-to-answer rows made from train-split plans
+   (``training.nano.notes``), with the noise curriculum (``training.nano.train``);
 4. ``grpo/`` and ``para_grpo/``: plain GRPO and PARA-GRPO from the SFT checkpoint on
-   full-noise train videos (``training.grpo``), and ``dynamics.png``, their f_tau / kappa;
+   full-noise train videos (``training.grpo``), and ``dynamics.png``, their f_tau / kappa
+   (and accuracy) per step; with 2 threads or more the two arms run side by side, one
+   process and one thread each;
 5. ``--ship``: the PARA-GRPO checkpoint becomes ``assets/paravt-nano``.
 
-Deterministic by ``--seed`` (one process, fixed thread count, seeded sampling). The held-out
+Every checkpoint folder records the regime it was trained for (``regime.json``,
+``serving.regime``: overview frame counts, frame size, crop frames, token caps), which the
+server shows and ``graphs.regime`` fills runs from.
+
+Deterministic by ``--seed`` (fixed thread count per process, seeded sampling). The held-out
 evaluation is a benchmark: ``python bench/nano_eval.py``.
 """
 
@@ -27,18 +34,37 @@ import os
 import shutil
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
+from multiprocessing import get_context
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from training.nano import data, model, train
+from agents import benchmark
+from serving.regime import Regime, write_regime
+from training.nano import data, model, notes, train
 
 log = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "assets" / "paravt-nano"
 ARMS = ("grpo", "para_grpo")
+#: Token caps of the runs it is trained for (bench/nano_eval.py and the demo use the same).
+MAX_NEW_TOKENS, SUMMARY_MAX_TOKENS = 256, 48
+#: What the rebuilt model is trained for, recorded beside its weights.
+REGIME = Regime(
+    overview_frames=tuple(sorted(set(data.OVERVIEW_FRAMES))),
+    default_overview_frames=benchmark.GRAPH_SETTINGS["overview_frames"],
+    frame_width=benchmark.WIDTH,
+    frame_height=benchmark.HEIGHT,
+    crop_max_frames=benchmark.GRAPH_SETTINGS["crop_max_frames"],
+    max_parallel=benchmark.GRAPH_SETTINGS["max_parallel"],
+    max_new_tokens=MAX_NEW_TOKENS,
+    summary_max_tokens=SUMMARY_MAX_TOKENS,
+    trained_on="the needle benchmark's train split (agents/benchmark.py): 1-10 minute videos "
+    "at 1 fps, 128x96, oracle traces of the graph, then SFT and GRPO",
+)
 
 
 def build_init(out: Path, rows: Callable[[], list[dict]], seed: int) -> Path:
@@ -54,7 +80,17 @@ def run_sft(
     target = out / "sft"
     if not (target / "model.safetensors").exists():
         train.train_sft(init, train.dedupe(rows()), target, schedule)
+        write_regime(target, REGIME)
     return target
+
+
+#: The GRPO arms' settings: a few minutes of rollouts each on one core.
+GRPO = {
+    "group_size": 8,
+    "prompts_per_step": 1,
+    "temperature": 1.0,
+    "learning_rate": 1e-5,
+}
 
 
 def run_grpo(out: Path, sft: Path, arm: str, *, steps: int, seed: int, threads: int) -> Path:
@@ -63,6 +99,7 @@ def run_grpo(out: Path, sft: Path, arm: str, *, steps: int, seed: int, threads: 
     from training.grpo import train as grpo_train
     from training.para_grpo import ParaGRPOConfig
 
+    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {arm} %(message)s")
     target = out / arm
     if (target / "checkpoint" / "model.safetensors").exists():
         return target / "checkpoint"
@@ -73,30 +110,45 @@ def run_grpo(out: Path, sft: Path, arm: str, *, steps: int, seed: int, threads: 
         data=str(out / "data" / "videos" / f"noise-{data.NOISE_TIERS[-1]:g}"),
         n_videos=0,
         steps=steps,
-        prompts_per_step=2,
+        prompts_per_step=GRPO["prompts_per_step"],
         threads=threads,
     )
     algo = ParaGRPOConfig(
         arm=arm,
-        group_size=8,
-        temperature=1.0,
-        max_new_tokens=256,
-        learning_rate=3e-5,
+        group_size=GRPO["group_size"],
+        temperature=GRPO["temperature"],
+        max_new_tokens=MAX_NEW_TOKENS,
+        learning_rate=GRPO["learning_rate"],
         kl_coef=0.0,
-        frame_choices=(4, 8, 16),
-        full_frames=4,
+        frame_choices=REGIME.overview_frames,
+        full_frames=REGIME.default_overview_frames,
         seed=seed,
     )
-    grpo_train(run, algo, data.benchmark_context(summary_max_tokens=48))
+    grpo_train(run, algo, data.benchmark_context(summary_max_tokens=SUMMARY_MAX_TOKENS))
+    write_regime(target / "checkpoint", REGIME)
     return target / "checkpoint"
 
 
-def plot_dynamics(out: Path) -> Path:
-    from training.plot import main as plot_main
+def run_arms(out: Path, sft: Path, *, steps: int, seed: int, threads: int) -> dict[str, Path]:
+    """Both arms from the SFT checkpoint: side by side, one thread each, when there are two
+    threads or more (small matrices gain little from a second thread); else one by one."""
+    kwargs = {"steps": steps, "seed": seed}
+    if threads < 2:
+        return {arm: run_grpo(out, sft, arm, threads=threads, **kwargs) for arm in ARMS}
+    with ProcessPoolExecutor(len(ARMS), mp_context=get_context("spawn")) as pool:
+        futures = {arm: pool.submit(run_grpo, out, sft, arm, threads=1, **kwargs) for arm in ARMS}
+        return {arm: future.result() for arm, future in futures.items()}
 
-    figure = out / "dynamics.png"
-    plot_main([*(str(out / arm / "grpo.jsonl") for arm in ARMS), "--out", str(figure)])
-    return figure
+
+def plot_dynamics(out: Path) -> Path:
+    """``OUT/dynamics.png`` (f_tau, kappa and accuracy per step of both arms) and
+    ``OUT/dynamics.json`` (the numbers behind it)."""
+    from training.nano import dynamics
+
+    logs = dynamics.arm_logs(out, ARMS)
+    numbers = {arm: dynamics.summary(rows) for arm, rows in logs.items()}
+    (out / "dynamics.json").write_text(json.dumps(numbers, indent=2) + "\n")
+    return dynamics.plot(logs, out / "dynamics.png")
 
 
 def ship(checkpoint: Path, target: Path = SHIPPED) -> Path:
@@ -113,8 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="Build folder (resumable).")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--videos", type=int, default=1200, help="Train videos to generate.")
+    parser.add_argument(
+        "--note-seeds", type=int, default=20000,
+        help="Train-split plans (after the videos' seeds) that give note-to-answer rows.",
+    )  # fmt: skip
     parser.add_argument("--sft-steps", type=int, default=train.SFTSchedule.steps)
-    parser.add_argument("--grpo-steps", type=int, default=12, help="Steps of each GRPO arm.")
+    parser.add_argument("--grpo-steps", type=int, default=50, help="Steps of each GRPO arm.")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--save-every", type=int, default=0, help="SFT step-N/ checkpoints.")
     parser.add_argument("--stop-after", choices=("data", "init", "sft", "grpo"), default=None)
@@ -131,7 +187,13 @@ def main(argv: list[str] | None = None) -> int:
         return args.stop_after == name
 
     traces = data.build_traces(args.out / "data", args.videos)
-    rows = functools.cache(lambda: data.sft_rows(traces))  # built only if a stage needs them
+    first_plan = benchmark.SPLIT_SEEDS["train"] + args.videos  # seeds no video uses
+
+    @functools.cache  # built only if a stage needs them
+    def rows() -> list[dict]:
+        plans = range(first_plan, first_plan + args.note_seeds)
+        return data.sft_rows(traces) + list(notes.note_rows(plans))
+
     if mark("data"):
         return 0
     init = build_init(args.out, rows, args.seed)
@@ -147,11 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     sft = run_sft(args.out, init, rows, schedule)
     if mark("sft"):
         return 0
-    final = None
-    for arm in ARMS:
-        final = run_grpo(
-            args.out, sft, arm, steps=args.grpo_steps, seed=args.seed, threads=args.threads
-        )
+    checkpoints = run_arms(
+        args.out, sft, steps=args.grpo_steps, seed=args.seed, threads=args.threads
+    )
+    final = checkpoints["para_grpo"]
     plot_dynamics(args.out)
     mark("grpo")
     (args.out / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")

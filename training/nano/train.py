@@ -1,10 +1,18 @@
-"""paravt-nano's SFT: next-token loss on the oracle rows, with a background-noise curriculum.
+"""paravt-nano's SFT: the oracle rows and note-to-answer rows in seeded, colour-balanced
+batches under a background-noise curriculum, trained on the loss of ``training.nano.loss``.
 
-Batches alternate between main-agent and sub-agent rows (similar lengths, little padding)
-and are drawn (seeded) with the noise tiers unlocked one after another:
-the calm tier alone first, then the calm and middle tiers, then all, so colour, shape and
-"is a needle present" are learned before the texture gets in the way. Rows are collated by
-``training.collate.FramesCollator``, the same path TRL's SFT uses, so ids match serving.
+- **Batches** hold one kind of row (similar lengths, little padding): a main-agent batch
+  with probability ``main_share``, a batch of note-to-answer rows (``training.nano.notes``:
+  the main agent's last turn in a short text-only context) with probability
+  ``notes_share``, else a sub-agent batch.
+- **Loss.** Content tokens weigh ``content_weight`` times the others; the per-frame colour
+  and shape target weighs ``aux_weight`` (``training.nano.loss``).
+- **Colour balance.** A sub-agent batch draws a window that shows a needle with probability
+  ``needle_share`` (its colour uniform over the four), else an empty window.
+- **Curriculum.** The noise tiers unlock at the fractions ``unlock`` of the steps.
+
+Rows are collated by ``training.collate.FramesCollator``, the path TRL's SFT uses, so ids
+match serving.
 """
 
 from __future__ import annotations
@@ -21,49 +29,48 @@ from pathlib import Path
 
 import torch
 
+from agents import benchmark
 from training.collate import FramesCollator
+from training.nano.loss import (
+    content_token_ids,
+    frame_head,
+    linear_patch_embed,
+    token_weights,
+    weighted_loss,
+)
 
 log = logging.getLogger(__name__)
 _WEIGHTS = {"model.safetensors", "config.json", "generation_config.json"}
+AGENTS = ("main", "sub", "notes")
 
 
 @dataclass(frozen=True)
 class SFTSchedule:
-    """How long and how hard SFT trains."""
+    """How long and how hard SFT trains, and what each batch holds."""
 
-    steps: int = 4000
-    batch_rows: int = 8
+    steps: int = 5000
+    batch_rows: int = 8  # rows of a main-agent batch
+    sub_batch_rows: int = 8  # rows of a sub-agent batch
+    notes_batch_rows: int = 32  # rows of a note-to-answer batch (training.nano.notes)
     learning_rate: float = 2e-3
     warmup_steps: int = 50
     weight_decay: float = 0.01
     unlock: tuple[float, ...] = (0.0, 0.12, 0.3)  # fraction of the steps at which tier k opens
+    main_share: float = 0.35  # share of the batches that are main-agent batches
+    notes_share: float = 0.3  # share that are note-to-answer batches (the rest: sub-agent)
+    content_weight: float = 4.0  # weight of a content token against 1 for the others
+    needle_share: float = 0.6  # share of sub-agent rows whose window shows a needle
+    aux_weight: float = 0.5  # weight of the per-frame colour and shape target
     seed: int = 0
     threads: int = 2
     log_every: int = 20
     save_every: int = 0  # also save step-N/ checkpoints (for probing a run in progress)
 
 
-AGENTS = ("main", "sub")
-
-
 def _agent(row: dict) -> str:
+    if row["agent"] == "notes":
+        return "notes"
     return "sub" if row["agent"].startswith("sub:") else "main"
-
-
-def row_mean_loss(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-    """Next-token loss averaged within each row, then over rows: a five-token sub-agent note
-    weighs as much as a 150-token main-agent conversation."""
-    labels = batch["labels"]
-    logits = model(**{k: v for k, v in batch.items() if k != "labels"}).logits[:, :-1]
-    targets = labels[:, 1:]
-    losses = torch.nn.functional.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]).float(),
-        targets.reshape(-1),
-        ignore_index=-100,
-        reduction="none",
-    ).view(targets.shape)
-    counts = (targets != -100).sum(dim=1).clamp(min=1)
-    return (losses.sum(dim=1) / counts).mean()
 
 
 def dedupe(rows: Sequence[dict]) -> list[dict]:
@@ -81,6 +88,51 @@ def dedupe(rows: Sequence[dict]) -> list[dict]:
     return out
 
 
+class Sampler:
+    """Seeded batches: main-agent rows uniformly, sub-agent rows colour-balanced, from the
+    noise tiers open at each step."""
+
+    def __init__(self, rows: Sequence[dict], schedule: SFTSchedule):
+        self.schedule = schedule
+        self.rng = random.Random(schedule.seed)
+        self.tiers = sorted({row["noise"] for row in rows})
+        self.pools: dict[tuple, list[dict]] = {}
+        for row in rows:
+            agent = _agent(row)
+            key = (row["noise"], agent, None)
+            self.pools.setdefault(key, []).append(row)
+            if agent == "sub":
+                for colour in row.get("colours") or ["empty"]:
+                    self.pools.setdefault((row["noise"], "sub", colour), []).append(row)
+
+    def open_tiers(self, step: int) -> list[float]:
+        progress = step / self.schedule.steps
+        return [
+            t for t, at in zip(self.tiers, self.schedule.unlock, strict=False) if progress >= at
+        ]
+
+    def batch(self, step: int) -> tuple[str, list[dict]]:
+        s, rng, tiers = self.schedule, self.rng, self.open_tiers(step)
+        draw = rng.random()
+        agent = (
+            "main" if draw < s.main_share
+            else "notes" if draw < s.main_share + s.notes_share
+            else "sub"
+        )  # fmt: skip
+        if agent != "sub":
+            pool = [r for t in tiers for r in self.pools.get((t, agent, None), [])]
+            size = s.batch_rows if agent == "main" else s.notes_batch_rows
+            return agent, [rng.choice(pool) for _ in range(size)]
+        rows = []
+        for _ in range(s.sub_batch_rows):
+            kind = rng.choice(benchmark.COLOURS) if rng.random() < s.needle_share else "empty"
+            pool = [r for t in tiers for r in self.pools.get((t, "sub", kind), [])]
+            if not pool:
+                pool = [r for t in tiers for r in self.pools.get((t, "sub", None), [])]
+            rows.append(rng.choice(pool))
+        return agent, rows
+
+
 def train_sft(
     model_dir: str | Path,
     rows: Sequence[dict],
@@ -92,19 +144,19 @@ def train_sft(
 
     torch.set_num_threads(schedule.threads)
     torch.manual_seed(schedule.seed)
-    rng = random.Random(schedule.seed)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     processor = AutoImageProcessor.from_pretrained(model_dir)
     model = AutoModelForImageTextToText.from_pretrained(model_dir, dtype=torch.float32)
     model.train()
+    linear_patch_embed(model)
+    head = frame_head(model)
+    content = torch.zeros(len(tokenizer), dtype=torch.bool)
+    content[sorted(content_token_ids(tokenizer))] = True
     collate = FramesCollator(tokenizer, processor)
-    tiers = sorted({row["noise"] for row in rows})
-    by_tier = {
-        t: {a: [r for r in rows if r["noise"] == t and _agent(r) == a] for a in AGENTS}
-        for t in tiers
-    }
-    decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and "embed" not in n]
-    other = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and "embed" not in n)]
+    sampler = Sampler(rows, schedule)
+    params = [*model.named_parameters(), *(("aux." + n, p) for n, p in head.named_parameters())]
+    decay = [p for n, p in params if p.ndim >= 2 and "embed" not in n]
+    other = [p for n, p in params if not (p.ndim >= 2 and "embed" not in n)]
     optimizer = torch.optim.AdamW(
         [
             {"params": decay, "weight_decay": schedule.weight_decay},
@@ -115,45 +167,45 @@ def train_sft(
     )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    log_path = out / "sft.jsonl"
-    began, step, window = time.perf_counter(), 0, []
-    with log_path.open("w") as log_file:
+    began, window = time.perf_counter(), {a: [] for a in (*AGENTS, "aux", "aux_acc")}
+    with (out / "sft.jsonl").open("w") as log_file:
         log_file.write(json.dumps({"schedule": asdict(schedule), "rows": len(rows)}) + "\n")
-        while True:
+        for step in range(schedule.steps):
             progress = step / schedule.steps
-            if progress >= 1.0:
-                break
-            open_tiers = [
-                t for t, at in zip(tiers, schedule.unlock, strict=False) if progress >= at
-            ]
-            agent = AGENTS[step % len(AGENTS)]  # one agent per batch: similar lengths, less padding
-            pool = [r for t in open_tiers for r in by_tier[t][agent]]
-            batch = collate([rng.choice(pool) for _ in range(schedule.batch_rows)])
+            agent, chosen = sampler.batch(step)
+            batch = collate(chosen)
+            labels = [lab for row in chosen for lab in row.get("frame_labels", [])]
+            if labels and "pixel_values" in batch:
+                batch["frame_labels"] = torch.tensor(labels, dtype=torch.long)
             lr = schedule.learning_rate * min(1.0, (step + 1) / schedule.warmup_steps)
-            lr *= 0.5 * (1 + math.cos(math.pi * min(progress, 1.0)))
+            lr *= 0.5 * (1 + math.cos(math.pi * progress))
             for group in optimizer.param_groups:
                 group["lr"] = lr
-            loss = row_mean_loss(model, batch)
+            weights = token_weights(batch["labels"], content, schedule.content_weight)
+            loss, aux, accuracy = weighted_loss(model, batch, weights, head)
+            total = loss + schedule.aux_weight * aux if aux is not None else loss
             optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            total.backward()
+            torch.nn.utils.clip_grad_norm_([p for _, p in params], 1.0)
             optimizer.step()
-            step += 1
-            window.append(loss.item())
-            if step % schedule.log_every == 0:
-                line = {
-                    "step": step,
-                    "loss": round(sum(window) / len(window), 4),
-                    "lr": lr,
-                    "tiers": open_tiers,
-                    "elapsed_s": round(time.perf_counter() - began, 1),
+            window[agent].append(loss.item())
+            if aux is not None:
+                window["aux"].append(aux.item())
+                window["aux_acc"].append(accuracy)
+            if (step + 1) % schedule.log_every == 0:
+                line = {"step": step + 1, "lr": lr, "tiers": sampler.open_tiers(step)}
+                line |= {
+                    f"loss_{k}" if k in AGENTS else k: round(sum(v) / len(v), 4)
+                    for k, v in window.items()
+                    if v
                 }
+                line["elapsed_s"] = round(time.perf_counter() - began, 1)
                 log_file.write(json.dumps(line) + "\n")
                 log_file.flush()
                 log.info("sft %s", line)
-                window = []
-            if schedule.save_every and step % schedule.save_every == 0:
-                _save(model, model_dir, out / f"step-{step}")
+                window = {k: [] for k in window}
+            if schedule.save_every and (step + 1) % schedule.save_every == 0:
+                _save(model, model_dir, out / f"step-{step + 1}")
     model.eval()
     return _save(model, model_dir, out)
 
