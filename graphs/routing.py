@@ -1,4 +1,8 @@
-"""Pure routing functions; their Literal destinations are the edges Studio draws."""
+"""Pure routing functions; their Literal destinations are the edges Studio draws.
+
+They are coroutines only because LangGraph runs a plain function of a conditional edge in a
+thread pool: a thread hop for each routing decision, for work of a few microseconds.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from langgraph.types import Send
 from graphs.state import State, SubAgentTask
 
 
-def route_after_prepare(state: State) -> list[Send] | Literal["main_agent", "finish"]:
+async def route_after_prepare(state: State) -> list[Send] | Literal["main_agent", "finish"]:
     """Nothing to run -> finish; the scanner's pass (two-agent mode) runs before the main
     agent's first turn."""
     if state.get("refusal"):
@@ -17,7 +21,7 @@ def route_after_prepare(state: State) -> list[Send] | Literal["main_agent", "fin
     return _sends(state) or "main_agent"
 
 
-def route_after_main(state: State) -> list[Send] | Literal["collect", "length_gate"]:
+async def route_after_main(state: State) -> list[Send] | Literal["collect", "length_gate"]:
     """Final -> length gate; else one Send per runnable call, or collect if every call failed."""
     if state["status"] != "running":
         return "length_gate"
@@ -50,6 +54,6 @@ def _sends(state: State) -> list[Send]:
     ]
 
 
-def route_after_length(state: State) -> Literal["main_agent", "finish"]:
+async def route_after_length(state: State) -> Literal["main_agent", "finish"]:
     """The length gate sent the answer back (status running again) or let it through."""
     return "main_agent" if state["status"] == "running" else "finish"
