@@ -1,7 +1,7 @@
 """`app.py demo` on the shipped paravt-nano over real HTTP, and the demo's live display.
 
 Which assertions need the trained checkpoint: `test_the_trained_nano_crops_in_parallel_and
-_answers` (an answer, parallel windows, notes); an untrained checkpoint writes noise and fails
+_answers` (the right answer, parallel windows, notes); an untrained checkpoint writes noise and fails
 it. Everything else holds for any checkpoint of the right format.
 """
 
@@ -86,6 +86,8 @@ def test_the_trained_nano_crops_in_parallel_and_answers(demo_run):
     """Needs the trained paravt-nano: the untrained stand-in fails every assertion here."""
     record, home, _ = demo_run
     assert record["status"] == "answered" and record["answer"]
+    # the run is deterministic (greedy decoding): the shipped nano answers its question right
+    assert record["correct"] is True and record["answer"] == record["expected"] == "D"
     assert any(len(turn["windows"]) >= 2 for turn in record["calls"]), record["calls"]
     notes = Board(home / "board.sqlite").notes(record["run_id"])
     assert len(notes) >= 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from serving.checkpoints import NANO_DIR, default_checkpoint
+from serving.regime import read_regime
 
 
 def test_the_shipped_checkpoint_is_at_most_20_mb_and_is_the_default():
@@ -22,3 +23,11 @@ def test_the_shipped_checkpoint_is_a_few_million_parameter_qwen3_vl():
     assert 1_000_000 < sum(p.numel() for p in model.parameters()) < 5_000_000
     tokenizer = AutoTokenizer.from_pretrained(NANO_DIR)
     assert tokenizer.tokenize("crop 270")[-1] == "270"
+
+
+def test_the_shipped_checkpoint_records_the_regime_it_was_trained_for():
+    regime = read_regime(NANO_DIR)
+    assert regime is not None, "assets/paravt-nano/regime.json is missing"
+    assert {4, 8, 16} <= set(regime.overview_frames) and regime.default_overview_frames == 4
+    assert (regime.frame_width, regime.frame_height, regime.crop_max_frames) == (128, 96, 12)
+    assert regime.max_new_tokens <= 512 and regime.summary_max_tokens <= 64
