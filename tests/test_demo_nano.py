@@ -1,8 +1,8 @@
 """`app.py demo` on the shipped paravt-nano over real HTTP, and the demo's live display.
 
 Which assertions need the trained checkpoint: `test_the_trained_nano_crops_in_parallel_and
-_answers` (the right answer, parallel windows, notes); an untrained checkpoint writes noise and fails
-it. Everything else holds for any checkpoint of the right format.
+_answers` (the right answer, parallel windows, notes); an untrained checkpoint writes noise
+and fails it. Everything else holds for any checkpoint of the right format.
 """
 
 from __future__ import annotations
