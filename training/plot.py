@@ -38,32 +38,42 @@ def trailing_mean(values: Sequence[float | None], window: int) -> list[float | N
     return out
 
 
-def plot_runs(paths: Sequence[str | Path], out: str | Path, *, smooth: int = 1) -> Path:
-    """Two panels (f_tau, kappa) over steps for every run in ``paths``; writes ``out``."""
+def plot_runs(
+    paths: Sequence[str | Path],
+    out: str | Path,
+    *,
+    smooth: int = 1,
+    panels: Sequence[tuple[str, str]] = PANELS,
+    title: str | None = None,
+) -> Path:
+    """One panel per (log key, title) of ``panels`` (default f_tau, kappa) over steps for
+    every run in ``paths``; writes ``out``."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(PANELS), figsize=(11, 4), sharex=True)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), sharex=True)
     for path in paths:
         rows = read_run(path)
         steps = [r["step"] for r in rows]
         arm = rows[0].get("arm", "?") if rows else "?"
         label = f"{arm} ({Path(path).parent.name or Path(path).stem})"
-        for ax, (key, _) in zip(axes, PANELS, strict=True):
+        for ax, (key, _) in zip(axes, panels, strict=True):
             values = [r.get(key) for r in rows]
             curve = [math.nan if v is None else v for v in trailing_mean(values, max(smooth, 1))]
             (line,) = ax.plot(steps, curve, label=label)
             if smooth > 1:
                 raw = [math.nan if v is None else v for v in values]
                 ax.plot(steps, raw, color=line.get_color(), alpha=0.25, lw=0.8)
-    for ax, (_, title) in zip(axes, PANELS, strict=True):
-        ax.set_title(title)
+    for ax, (_, panel) in zip(axes, panels, strict=True):
+        ax.set_title(panel)
         ax.set_xlabel("step")
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize="small")
+    if title:
+        fig.suptitle(title)
     fig.tight_layout()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -8,10 +8,9 @@ Reads ``ARM/grpo.jsonl`` of each arm under the build folder (``training.grpo``'s
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
-from training.plot import read_run, trailing_mean
+from training.plot import plot_runs, read_run
 
 PANELS = (
     ("f_tau", "format reward f_tau"),
@@ -44,36 +43,11 @@ def summary(rows: list[dict], first: int = 10) -> dict:
     }
 
 
-def plot(logs: dict[str, list[dict]], out: str | Path, *, smooth: int = 5) -> Path:
-    """Three panels over steps, one line per arm: the trailing mean over `smooth` steps,
-    the raw values faint behind it."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(PANELS), figsize=(14, 4), sharex=True)
-    for arm, rows in logs.items():
-        steps = [r["step"] for r in rows]
-        for ax, (key, _) in zip(axes, PANELS, strict=True):
-            values = [r.get(key) for r in rows]
-            mean = [math.nan if v is None else v for v in trailing_mean(values, smooth)]
-            (line,) = ax.plot(steps, mean, label=f"{arm} (mean of {smooth} steps)")
-            raw = [math.nan if v is None else v for v in values]
-            ax.plot(steps, raw, color=line.get_color(), alpha=0.25, lw=0.8)
-    for ax, (_, title) in zip(axes, PANELS, strict=True):
-        ax.set_title(title)
-        ax.set_xlabel("GRPO step")
-        ax.set_ylim(-0.02, 1.02)
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize="small", loc="lower left")
-    fig.suptitle("paravt-nano: plain GRPO and PARA-GRPO from the same SFT checkpoint")
-    fig.tight_layout()
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+def plot(build: str | Path, arms, out: str | Path, *, smooth: int = 5) -> Path:
+    """f_tau, kappa and rollout accuracy over steps, one line per arm (``training.plot``)."""
+    paths = [Path(build) / arm / "grpo.jsonl" for arm in arms]
+    title = "paravt-nano: plain GRPO and PARA-GRPO from the same SFT checkpoint"
+    return plot_runs(paths, out, smooth=smooth, panels=PANELS, title=title)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--smooth", type=int, default=5)
     args = parser.parse_args(argv)
-    print(plot(arm_logs(args.build, args.arms), args.out, smooth=args.smooth))
+    print(plot(args.build, args.arms, args.out, smooth=args.smooth))
     return 0
 
 

@@ -148,7 +148,7 @@ def plot_dynamics(out: Path) -> Path:
     logs = dynamics.arm_logs(out, ARMS)
     numbers = {arm: dynamics.summary(rows) for arm, rows in logs.items()}
     (out / "dynamics.json").write_text(json.dumps(numbers, indent=2) + "\n")
-    return dynamics.plot(logs, out / "dynamics.png")
+    return dynamics.plot(out, ARMS, out / "dynamics.png")
 
 
 def ship(checkpoint: Path, target: Path = SHIPPED) -> Path:
