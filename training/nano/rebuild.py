@@ -63,7 +63,8 @@ REGIME = Regime(
     max_new_tokens=MAX_NEW_TOKENS,
     summary_max_tokens=SUMMARY_MAX_TOKENS,
     trained_on="the needle benchmark's train split (agents/benchmark.py): 1-10 minute videos "
-    "at 1 fps, 128x96, oracle traces of the graph, then SFT and GRPO",
+    "at 1 fps, 128x96, oracle traces of the graph, then SFT (and GRPO for the grpo/ and "
+    "para_grpo/ checkpoints)",
 )
 
 
