@@ -227,11 +227,13 @@ class Board:
     ) -> None:
         now = time.time()
         with self._lock, self._db.conn as conn:  # one transaction: the run and its trace
-            conn.execute(
+            updated = conn.execute(
                 "UPDATE runs SET status = ?, answer = ?, error = ?, finished_at = ? "
                 "WHERE run_id = ?",
                 [status, answer, error, now, run_id],
-            )
+            ).rowcount
+            if not updated:  # rolled back with the transaction: no trace without its run
+                raise ValueError(f"run {run_id} is not on the board {self.path}")
             if trace is not None:
                 conn.execute(
                     "INSERT INTO traces (run_id, trace, written_at) VALUES (?, ?, ?) "

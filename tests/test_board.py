@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from graphs.board import Board, Note
 
 
@@ -74,3 +76,9 @@ def test_verdicts_are_stored_with_the_note(board):
     board.add_note(note("t0c0"))
     board.set_verdict("r1", "t0c0", "UNSUPPORTED")
     assert board.notes("r1")[0].verdict == "UNSUPPORTED"
+
+
+def test_finishing_a_run_the_board_never_registered_is_an_error_and_writes_nothing(board):
+    with pytest.raises(ValueError, match="not on the board"):
+        board.finish_run("nobody", status="answered", answer="A", trace={"run_id": "nobody"})
+    assert board.trace("nobody") is None and board.run("nobody") is None
