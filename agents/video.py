@@ -8,6 +8,7 @@ import bisect
 import logging
 import math
 import os
+import stat
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -66,15 +67,30 @@ class Frame:
     jpeg: bytes = field(repr=False)
 
 
-def _resolve(path: str | os.PathLike) -> Path:
-    p = Path(path).expanduser().resolve()
-    if not p.exists():
-        raise VideoError(f"video not found: {p}; check the path and that the file exists")
-    if p.is_dir():
-        return p  # a deck of page images (agents.stills)
-    if p.stat().st_size == 0:
+def _resolve(path: str | os.PathLike) -> tuple[Path, os.stat_result]:
+    """The file (or deck folder) at `path`, resolved, and its stat: one system call for a
+    file seen before. Every frame a request shows comes through here, often from worker
+    threads, where each extra call (``resolve`` makes one per path component) waits again
+    for the GIL."""
+    name = os.path.expanduser(os.fspath(path))
+    try:
+        st = os.stat(name)
+    except (FileNotFoundError, NotADirectoryError):
+        where = Path(name).resolve()
+        raise VideoError(
+            f"video not found: {where}; check the path and that the file exists"
+        ) from None
+    p = _resolved(name, st.st_dev, st.st_ino)
+    if not stat.S_ISDIR(st.st_mode) and st.st_size == 0:  # a folder is a deck of page images
         raise VideoError(f"video file is empty (0 bytes): {p}; {DOWNLOAD_HINT}")
-    return p
+    return p, st
+
+
+@lru_cache(maxsize=4096)
+def _resolved(name: str, device: int, inode: int) -> Path:
+    """`name` resolved, kept per file identity: a link moved to another file, or a file
+    replaced under the same name, has another inode and is resolved again."""
+    return Path(name).resolve()
 
 
 def _open(path: Path) -> av.container.InputContainer:
@@ -161,8 +177,7 @@ def frame_label(info: VideoInfo, t: float, region: Sequence[float] | None = None
 
 def probe(path: str | os.PathLike) -> VideoInfo:
     """Read duration, frame rate, size and codec; cached per (path, mtime, size)."""
-    p = _resolve(path)
-    st = p.stat()
+    p, st = _resolve(path)
     return _probe_cached(str(p), st.st_mtime_ns, st.st_size)
 
 
@@ -321,8 +336,7 @@ def _keyframes_cached(path: str, mtime_ns: int, size: int) -> tuple[float, ...]:
 
 def keyframe_times(path: str | os.PathLike) -> tuple[float, ...]:
     """Presentation times (s) of every keyframe, from the packets; cached per file version."""
-    p = _resolve(path)
-    st = p.stat()
+    p, st = _resolve(path)
     return _keyframes_cached(str(p), st.st_mtime_ns, st.st_size)
 
 
@@ -430,8 +444,7 @@ def encode_frames(
     Keyed by resolved path, mtime and size; `FRAME_CACHE.set_disk_dir(...)` (or the
     PARAVT_FRAME_CACHE variable) keeps the frames across processes and reruns.
     """
-    p = _resolve(path)
-    st = p.stat()
+    p, st = _resolve(path)
     times = tuple(float(t) for t in timestamps)
     band = tuple(float(r) for r in region) if region is not None else None
     key = (str(p), st.st_mtime_ns, st.st_size, times, max_pixels) + ((band,) if band else ())

@@ -15,8 +15,7 @@ then "database is locked") fails runs whose answer is already on the board.
 
 Durability. The file is in WAL mode with ``synchronous=NORMAL``: a commit is safe against a
 crash of the process (``kill -9``), and only an OS crash or power loss can drop the last few
-checkpoints, never corrupt the file. A checkpoint is what lets a run resume; the board,
-which keeps SQLite's full sync, is the record of what was answered.
+checkpoints, never corrupt the file. The board is kept the same way (``graphs.board``).
 """
 
 from __future__ import annotations

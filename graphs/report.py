@@ -21,8 +21,9 @@ class RunDisplay:
     def __init__(self, out: Console):
         self.out = out
         # rich's default highlighter runs a dozen regexes over every line (about 3 ms a line);
-        # emoji codes in model text stay text
-        self.print = functools.partial(out.print, highlight=False, emoji=False)
+        # emoji codes in model text stay text; the terminal wraps lines itself (rich's own
+        # wrapping is half the cost of a line)
+        self.print = functools.partial(out.print, highlight=False, emoji=False, soft_wrap=True)
         self.sub_calls: dict[str, dict[str, Any]] = {}  # "sub:turn:index" -> model call
 
     def __call__(self, node: str, values: dict[str, Any]) -> None:
