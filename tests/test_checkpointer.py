@@ -95,3 +95,33 @@ async def test_a_write_waits_for_another_writer_and_gives_up_after_the_timeout(t
         assert (waited >= 0.3) if succeeds else (waited < hold_s)
     with sqlite3.connect(path) as conn:
         assert conn.execute("select count(*) from writes").fetchone() == (1,)
+
+
+async def test_a_write_behind_another_processs_lock_leaves_the_loop_free_and_in_order(tmp_path):
+    path = tmp_path / "checkpoints.sqlite"
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c1"}}
+    async with open_checkpointer(path, busy_timeout_s=5.0) as saver:
+        held = threading.Event()
+        holder = threading.Thread(target=_hold_write_lock, args=(path, 0.5, held))
+        holder.start()
+        held.wait()
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.02)
+
+        ticker = asyncio.create_task(tick())
+        first = asyncio.create_task(saver.aput_writes(config, [("answer", "A")], task_id="a"))
+        await asyncio.sleep(0)  # the first write has met the lock and gone to the worker
+        second = asyncio.create_task(saver.aput_writes(config, [("answer", "B")], task_id="b"))
+        await asyncio.gather(first, second)
+        ticker.cancel()
+        await asyncio.to_thread(holder.join)
+        assert ticks >= 5, "the loop was blocked while the write waited for the lock"
+        await saver.aput_writes(config, [("answer", "C")], task_id="c")  # back on the loop
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("select task_id from writes order by rowid").fetchall()
+    assert rows == [("a",), ("b",), ("c",)]
