@@ -30,6 +30,7 @@ try:  # openai 3 talks through httpx2; openai 2 (the AReaL/SGLang pin) through h
 except ImportError:  # pragma: no cover - only where no package pulls httpx2 in
     httpx2 = None
 
+from agents.asked_once import AskedOnce
 from agents.chunks import StreamState, read_chunks
 from agents.completion import (
     ChatModel,
@@ -142,7 +143,7 @@ class OpenAIChatModel:
         self.extra_body: dict[str, Any] = dict(extra_body or {})
         self._model = model
         self._models: dict[str, Any] | None = None
-        self._opens: dict[str, bool] = {}
+        self._asked = AskedOnce()  # the model list, template probes: one request each
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._owns_http_client = http_client is None
@@ -247,13 +248,16 @@ class OpenAIChatModel:
     async def _template_opens(self, prefill: str) -> bool:
         """Whether the served template's generation prompt already ends with ``prefill``
         (a Thinking checkpoint's ``<think>\n``): then it is not sent again. Asked once."""
-        if prefill not in self._opens:
-            self._opens[prefill] = await template_opens(
+
+        async def ask() -> bool:
+            opens = await template_opens(
                 self._post_json, self.base_url, await self.model_name(), prefill
             )
-            if self._opens[prefill]:
+            if opens:
                 log.info("the served chat template opens %r itself: not prefilled", prefill)
-        return self._opens[prefill]
+            return opens
+
+        return await self._asked.get(("template opens", prefill), ask)
 
     async def _post_json(self, url: str, body: dict[str, Any]) -> Any:
         """One POST through this client (no retries); the decoded JSON body."""
@@ -298,10 +302,13 @@ class OpenAIChatModel:
 
     async def _model_list(self) -> dict[str, Any]:
         """GET /models, fetched once (retried as completions are)."""
+
+        async def ask() -> dict[str, Any]:
+            body, _, _ = await self._with_retries("model list", self._fetch_model_list, _listed)
+            return body
+
         if self._models is None:
-            self._models, _, _ = await self._with_retries(
-                "model list", self._fetch_model_list, _listed
-            )
+            self._models = await self._asked.get("model list", ask)
         return self._models
 
     async def aclose(self) -> None:

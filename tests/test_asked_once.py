@@ -1,0 +1,58 @@
+"""The client's once-per-process questions are asked once, however many samples start at once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import httpx
+import pytest
+
+from agents.asked_once import AskedOnce
+from agents.llm import OpenAIChatModel
+from agents.protocol import THINK_PREFIX
+from agents.requests import ModelRequest
+from serving.scripted import ScriptedServer
+
+
+async def test_sixteen_requests_at_once_ask_the_model_list_and_the_template_once():
+    paths: Counter[str] = Counter()
+
+    async def keep(request: httpx.Request) -> None:
+        paths[f"{request.method} {request.url.path}"] += 1
+
+    request = ModelRequest(role="main", messages=[{"role": "user", "content": "?"}],
+                           prefill=THINK_PREFIX)  # fmt: skip
+    with ScriptedServer("<answer>A</answer>") as server:
+        http = httpx.AsyncClient(event_hooks={"request": [keep]}, timeout=30)
+        async with OpenAIChatModel(server.base_url, http_client=http) as llm:
+            await asyncio.gather(*(llm.complete(request) for _ in range(16)))
+        await http.aclose()
+    assert paths["POST /v1/chat/completions"] == 16
+    assert paths["GET /v1/models"] == 1
+    # the probe: /v1/tokenize, then vLLM's /tokenize (the scripted server has neither)
+    assert paths["POST /v1/tokenize"] == 1 and paths["POST /tokenize"] == 1
+
+
+async def test_a_failed_answer_is_asked_again_and_a_cancelled_caller_leaves_it_to_others():
+    asked = AskedOnce()
+    calls = 0
+
+    async def flaky() -> str:
+        nonlocal calls
+        calls += 1
+        await asyncio.sleep(0.01)
+        if calls == 1:
+            raise RuntimeError("down")
+        return "up"
+
+    with pytest.raises(RuntimeError):
+        await asked.get("k", flaky)
+    impatient = asyncio.create_task(asked.get("k", flaky))
+    patient = asyncio.create_task(asked.get("k", flaky))
+    await asyncio.sleep(0)
+    impatient.cancel()
+    assert await patient == "up"
+    assert await asked.get("k", flaky) == "up" and calls == 2
+    with pytest.raises(asyncio.CancelledError):
+        await impatient
