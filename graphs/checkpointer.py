@@ -87,9 +87,13 @@ class SqliteCheckpointer(SqliteSaver):
             except sqlite3.OperationalError as exc:
                 if not is_locked(exc):
                     raise
+        return await self._queue(lambda: self._retried(action))
+
+    async def _queue(self, action: Callable[[], _T]) -> _T:
+        """`action` in the worker; the loop runs none of its own until the worker is done."""
         self._queued += 1
         try:
-            return await self._in_worker(lambda: self._retried(action))
+            return await self._in_worker(action)
         finally:
             self._queued -= 1
 
@@ -119,7 +123,7 @@ class SqliteCheckpointer(SqliteSaver):
         return await self._run(functools.partial(SqliteSaver.get_tuple, self, config))
 
     async def alist(self, config, *, filter=None, before=None, limit=None) -> AsyncIterator:
-        rows = await self._in_worker(  # a whole history can be long: off the loop
+        rows = await self._queue(  # a whole history can be long: off the loop
             lambda: list(self.list(config, filter=filter, before=before, limit=limit))
         )
         for row in rows:
@@ -141,7 +145,7 @@ class SqliteCheckpointer(SqliteSaver):
     async def aget_delta_channel_history(
         self, *, config, channels: Sequence[str]
     ) -> Mapping[str, Any]:
-        return await self._in_worker(
+        return await self._queue(
             functools.partial(self.get_delta_channel_history, config=config, channels=channels)
         )
 
