@@ -54,27 +54,24 @@ class SqliteCheckpointer(SqliteSaver):
         """Finish the queued operations and stop the worker (the connection is the caller's)."""
         self._worker.shutdown(wait=True)
 
-    def _retried(self, action: Callable[[], _T]) -> _T:
-        def attempt() -> _T:
-            try:
-                return action()
-            except sqlite3.OperationalError:
-                if self.conn.in_transaction:
-                    self.conn.rollback()
-                raise
+    def _rolled_back(self, action: Callable[[], _T]) -> _T:
+        """`action`, its transaction rolled back if SQLite fails it (a lock, most often)."""
+        try:
+            return action()
+        except sqlite3.OperationalError:
+            if self.conn.in_transaction:
+                self.conn.rollback()
+            raise
 
-        return retry_locked(attempt, self.busy_timeout_s)
+    def _retried(self, action: Callable[[], _T]) -> _T:
+        return retry_locked(lambda: self._rolled_back(action), self.busy_timeout_s)
 
     def _at_once(self, action: Callable[[], _T]) -> _T:
         """`action` with SQLite's busy timeout at zero: it fails at once on a lock."""
         with self.lock:
             self.conn.execute("PRAGMA busy_timeout = 0")
             try:
-                return action()
-            except sqlite3.OperationalError:
-                if self.conn.in_transaction:
-                    self.conn.rollback()
-                raise
+                return self._rolled_back(action)
             finally:
                 self.conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
 
