@@ -5,9 +5,9 @@ Graph nodes depend on the `ChatModel` protocol; `OpenAIChatModel` implements it 
 and the HTTP client are injectable, so a training engine's proxy can stand in for the server.
 
 Transient failures (connection errors, timeouts, HTTP 408/429/5xx, malformed bodies, a
-stream that breaks off) are retried with exponential backoff and jitter; everything else, and
-whatever still fails after the retries, raises `EndpointError`. An infrastructure failure is
-never turned into an answer.
+stream that breaks off) are retried with exponential backoff and jitter (`agents.retries`);
+everything else, and whatever still fails after the retries, raises `EndpointError`. An
+infrastructure failure is never turned into an answer.
 """
 
 from __future__ import annotations
@@ -17,10 +17,8 @@ import dataclasses
 import inspect
 import logging
 import random
-import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import openai
@@ -36,7 +34,6 @@ from agents.completion import (
     ChatModel,
     Completion,
     EndpointError,
-    MalformedResponse,
     SamplingParams,
     TextSink,
     Usage,
@@ -44,8 +41,8 @@ from agents.completion import (
     decode_json_object,
     first_model_id,
 )
-from agents.endpoint_errors import connection_detail, retry_after_s, server_message, status_hint
 from agents.requests import ModelRequest
+from agents.retries import BrokenStream, Retries
 from agents.template_probe import template_opens
 from agents.tls import tls_context
 from agents.wire_json import body_bytes
@@ -61,46 +58,11 @@ __all__ = [
     "Usage",
 ]
 
-_T = TypeVar("_T")
 _HTTPX = (httpx, httpx2) if httpx2 is not None else (httpx,)
 _TIMEOUTS = tuple(m.TimeoutException for m in _HTTPX)
 _REQUEST_ERRORS = tuple(m.RequestError for m in _HTTPX)  # an injected client may be either
 
 DEFAULT_BASE_URL = "http://127.0.0.1:30000/v1"
-RETRYABLE_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
-_START_HINT = (
-    "Is the server running? Start one with "
-    "`python -m sglang.launch_server --model-path <model> --port 30000` "
-    "(or `python app.py serve` for the tiny local model) and check base_url."
-)
-_STREAM_HINT = "The server dropped the stream mid-answer: check its log (did it crash or restart?)."
-
-
-class _BrokenStream(Exception):
-    """A streamed response broke off after its status (retried like a timeout or connection
-    failure, as `kind` says)."""
-
-    def __init__(self, kind: str, detail: str) -> None:
-        super().__init__(detail)
-        self.kind = kind
-
-
-@dataclass
-class _Failure:
-    kind: str
-    detail: str
-    status: int | None = None
-    retry_after_s: float | None = None
-    hint: str | None = None
-
-    def summary(self) -> str:
-        if self.kind == "status":
-            return f"HTTP {self.status}: {self.detail}"
-        if self.kind == "connection":
-            return self.detail
-        return f"{'timed out' if self.kind == 'timeout' else 'malformed response'}, {self.detail}"
-
-
 #: openai 3 takes a body of raw bytes as `content` (and deprecates bytes as `body`); openai 2
 #: takes them only as `body`.
 _POST_PARAMETERS = inspect.signature(openai.AsyncOpenAI.post).parameters
@@ -133,19 +95,21 @@ class OpenAIChatModel:
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         rng: random.Random | None = None,
     ) -> None:
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
-        self.max_retries = max_retries
-        self.backoff_s = backoff_s
-        self.max_backoff_s = max_backoff_s
+        self._retries = Retries(
+            self.base_url,
+            timeout,
+            max_retries,
+            backoff_s,
+            max_backoff_s,
+            sleep,
+            rng or random.Random(),
+        )
         self.extra_body: dict[str, Any] = dict(extra_body or {})
         self._model = model
         self._models: dict[str, Any] | None = None
         self._asked = AskedOnce()  # the model list, template probes: one request each
-        self._sleep = sleep
-        self._rng = rng or random.Random()
         self._owns_http_client = http_client is None
         self._client = openai.AsyncOpenAI(
             base_url=self.base_url,
@@ -223,20 +187,20 @@ class OpenAIChatModel:
                 return await read_chunks(raw.aiter_lines(), on_text, state)
             except _TIMEOUTS as exc:
                 detail = f"the stream stalled for {self.timeout:g}s after {state.events} events"
-                raise _BrokenStream("timeout", detail) from exc
+                raise BrokenStream("timeout", detail) from exc
             except _REQUEST_ERRORS as exc:
                 detail = (
                     f"the stream broke off after {state.events} events "
                     f"({type(exc).__name__}: {exc})"
                 )
-                raise _BrokenStream("connection", detail) from exc
+                raise BrokenStream("connection", detail) from exc
             finally:
                 await raw.aclose()
 
         def parse(body: dict[str, Any]) -> Completion:
             return completion_from_body(body, model=model)
 
-        completion, latency_s, attempts = await self._with_retries(
+        completion, latency_s, attempts = await self._retries.run(
             "chat completion stream" if streams else "chat completion",
             attempt_stream if streams else attempt,
             parse,
@@ -304,7 +268,7 @@ class OpenAIChatModel:
         """GET /models, fetched once (retried as completions are)."""
 
         async def ask() -> dict[str, Any]:
-            body, _, _ = await self._with_retries("model list", self._fetch_model_list, _listed)
+            body, _, _ = await self._retries.run("model list", self._fetch_model_list, _listed)
             return body
 
         if self._models is None:
@@ -321,90 +285,3 @@ class OpenAIChatModel:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-    async def _with_retries(
-        self,
-        what: str,
-        attempt: Callable[[], Awaitable[dict[str, Any]]],
-        parse: Callable[[dict[str, Any]], _T],
-    ) -> tuple[_T, float, int]:
-        """Run `attempt` then `parse` until success; returns (result, latency_s, attempts)."""
-        total = self.max_retries + 1
-        for number in range(1, total + 1):
-            start = time.perf_counter()
-            try:
-                result = parse(await attempt())
-            except openai.APITimeoutError as exc:
-                failure = _Failure("timeout", f"no answer within {self.timeout:g}s")
-                error: BaseException = exc
-            except openai.APIConnectionError as exc:
-                failure = _Failure("connection", connection_detail(exc))
-                error = exc
-            except openai.APIStatusError as exc:
-                failure = _Failure(
-                    "status",
-                    server_message(exc),
-                    status=exc.status_code,
-                    retry_after_s=retry_after_s(exc.response.headers),
-                )
-                error = exc
-                if exc.status_code not in RETRYABLE_STATUS:
-                    raise self._error(what, failure, number) from exc
-            except (openai.APIResponseValidationError, MalformedResponse) as exc:
-                failure = _Failure("malformed", str(exc))
-                error = exc
-            except _BrokenStream as exc:
-                failure = _Failure(exc.kind, str(exc), hint=_STREAM_HINT)
-                error = exc
-            else:
-                return result, time.perf_counter() - start, number
-            if number == total:
-                raise self._error(what, failure, number) from error
-            delay = self._backoff_s(number, failure.retry_after_s)
-            log.warning(
-                "%s from %s failed (attempt %d of %d: %s); retrying in %.2fs",
-                what,
-                self.base_url,
-                number,
-                total,
-                failure.summary(),
-                delay,
-            )
-            await self._sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _backoff_s(self, attempt: int, retry_after_s: float | None) -> float:
-        """Exponential backoff with jitter in [50%, 100%]; Retry-After wins, both capped."""
-        base = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
-        delay = base * (0.5 + 0.5 * self._rng.random())
-        if retry_after_s is not None:
-            delay = max(delay, retry_after_s)
-        return min(delay, self.max_backoff_s)
-
-    def _error(self, what: str, failure: _Failure, attempts: int) -> EndpointError:
-        tries = f"after {attempts} attempt{'s' if attempts != 1 else ''}"
-        where = f"{what} from {self.base_url}"
-        if failure.kind == "timeout":
-            message = (
-                f"{where} timed out ({failure.detail}) {tries}. Is the server overloaded or "
-                "the request too large? Raise `timeout`, lower concurrency, or check its log."
-            )
-        elif failure.kind == "connection":
-            message = f"{where} failed: {failure.detail} {tries}. {failure.hint or _START_HINT}"
-        elif failure.kind == "malformed":
-            message = (
-                f"{where} returned a malformed response ({failure.detail}) {tries}. Is base_url "
-                "an OpenAI-compatible server (it usually ends in /v1)? Check the server log."
-            )
-        else:
-            message = (
-                f"{where} failed with HTTP {failure.status}: {failure.detail} ({tries}). "
-                f"{status_hint(failure.status)}"
-            )
-        return EndpointError(
-            message,
-            base_url=self.base_url,
-            status=failure.status,
-            attempts=attempts,
-            kind=failure.kind,
-        )

@@ -1,0 +1,166 @@
+"""Retrying an endpoint's calls: which failures are transient, how long to wait between tries,
+and the one message a user reads when the tries run out (``agents.llm`` makes the calls).
+
+Transient: connection errors, timeouts, HTTP 408/429/5xx, malformed bodies, a stream that
+breaks off. They are retried with exponential backoff and jitter, a server's Retry-After
+honoured; everything else, and whatever still fails after the retries, is `EndpointError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import openai
+
+from agents.completion import EndpointError, MalformedResponse
+from agents.endpoint_errors import connection_detail, retry_after_s, server_message, status_hint
+
+log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+RETRYABLE_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
+START_HINT = (
+    "Is the server running? Start one with "
+    "`python -m sglang.launch_server --model-path <model> --port 30000` "
+    "(or `python app.py serve` for the tiny local model) and check base_url."
+)
+STREAM_HINT = "The server dropped the stream mid-answer: check its log (did it crash or restart?)."
+
+
+class BrokenStream(Exception):
+    """A streamed response broke off after its status (retried like a timeout or connection
+    failure, as `kind` says)."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+
+
+@dataclass
+class Failure:
+    """One failed try: its kind (timeout, connection, status, malformed) and what to tell."""
+
+    kind: str
+    detail: str
+    status: int | None = None
+    retry_after_s: float | None = None
+    hint: str | None = None
+
+    def summary(self) -> str:
+        if self.kind == "status":
+            return f"HTTP {self.status}: {self.detail}"
+        if self.kind == "connection":
+            return self.detail
+        return f"{'timed out' if self.kind == 'timeout' else 'malformed response'}, {self.detail}"
+
+
+@dataclass
+class Retries:
+    """The retry policy of one client. `sleep` and `rng` are injectable so tests can observe
+    backoff without waiting."""
+
+    base_url: str
+    timeout: float
+    max_retries: int = 3
+    backoff_s: float = 0.5
+    max_backoff_s: float = 8.0
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
+    rng: random.Random = field(default_factory=random.Random)
+
+    def __post_init__(self) -> None:
+        if self.max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
+
+    async def run(
+        self,
+        what: str,
+        attempt: Callable[[], Awaitable[dict[str, Any]]],
+        parse: Callable[[dict[str, Any]], _T],
+    ) -> tuple[_T, float, int]:
+        """Run `attempt` then `parse` until success; returns (result, latency_s, attempts)."""
+        total = self.max_retries + 1
+        for number in range(1, total + 1):
+            start = time.perf_counter()
+            try:
+                result = parse(await attempt())
+            except openai.APITimeoutError as exc:
+                failure = Failure("timeout", f"no answer within {self.timeout:g}s")
+                error: BaseException = exc
+            except openai.APIConnectionError as exc:
+                failure = Failure("connection", connection_detail(exc))
+                error = exc
+            except openai.APIStatusError as exc:
+                failure = Failure(
+                    "status",
+                    server_message(exc),
+                    status=exc.status_code,
+                    retry_after_s=retry_after_s(exc.response.headers),
+                )
+                error = exc
+                if exc.status_code not in RETRYABLE_STATUS:
+                    raise self.error(what, failure, number) from exc
+            except (openai.APIResponseValidationError, MalformedResponse) as exc:
+                failure = Failure("malformed", str(exc))
+                error = exc
+            except BrokenStream as exc:
+                failure = Failure(exc.kind, str(exc), hint=STREAM_HINT)
+                error = exc
+            else:
+                return result, time.perf_counter() - start, number
+            if number == total:
+                raise self.error(what, failure, number) from error
+            delay = self.delay_s(number, failure.retry_after_s)
+            log.warning(
+                "%s from %s failed (attempt %d of %d: %s); retrying in %.2fs",
+                what,
+                self.base_url,
+                number,
+                total,
+                failure.summary(),
+                delay,
+            )
+            await self.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def delay_s(self, attempt: int, retry_after_s: float | None) -> float:
+        """Exponential backoff with jitter in [50%, 100%]; Retry-After wins, both capped."""
+        base = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
+        delay = base * (0.5 + 0.5 * self.rng.random())
+        if retry_after_s is not None:
+            delay = max(delay, retry_after_s)
+        return min(delay, self.max_backoff_s)
+
+    def error(self, what: str, failure: Failure, attempts: int) -> EndpointError:
+        tries = f"after {attempts} attempt{'s' if attempts != 1 else ''}"
+        where = f"{what} from {self.base_url}"
+        if failure.kind == "timeout":
+            message = (
+                f"{where} timed out ({failure.detail}) {tries}. Is the server overloaded or "
+                "the request too large? Raise `timeout`, lower concurrency, or check its log."
+            )
+        elif failure.kind == "connection":
+            message = f"{where} failed: {failure.detail} {tries}. {failure.hint or START_HINT}"
+        elif failure.kind == "malformed":
+            message = (
+                f"{where} returned a malformed response ({failure.detail}) {tries}. Is base_url "
+                "an OpenAI-compatible server (it usually ends in /v1)? Check the server log."
+            )
+        else:
+            message = (
+                f"{where} failed with HTTP {failure.status}: {failure.detail} ({tries}). "
+                f"{status_hint(failure.status)}"
+            )
+        return EndpointError(
+            message,
+            base_url=self.base_url,
+            status=failure.status,
+            attempts=attempts,
+            kind=failure.kind,
+        )
