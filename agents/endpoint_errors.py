@@ -1,8 +1,9 @@
 """What an endpoint failure means to a user: a hint per HTTP status, the server's own message,
-the most specific connection error, and the server's Retry-After (``agents.retries`` uses them).
+the most specific connection error, and the server's Retry-After (``agents.llm`` and
+``agents.retries`` use them).
 
 The exceptions are the openai client's; they are read by duck typing, so this module does not
-import openai (``agents.retries`` catches them).
+import openai (``agents.llm`` alone does).
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ from agents.completion import (
     ChatModel,
     Completion,
     EndpointError,
+    MalformedResponse,
     SamplingParams,
     TextSink,
     Usage,
@@ -41,8 +42,9 @@ from agents.completion import (
     decode_json_object,
     first_model_id,
 )
+from agents.endpoint_errors import connection_detail, retry_after_s, server_message
 from agents.requests import ModelRequest
-from agents.retries import BrokenStream, Retries
+from agents.retries import STREAM_HINT, BrokenStream, Failure, Retries
 from agents.template_probe import template_opens
 from agents.tls import tls_context
 from agents.wire_json import body_bytes
@@ -99,7 +101,7 @@ class OpenAIChatModel:
         self.timeout = timeout
         self._retries = Retries(
             self.base_url,
-            timeout,
+            self._classify,
             max_retries,
             backoff_s,
             max_backoff_s,
@@ -208,6 +210,26 @@ class OpenAIChatModel:
         if on_text is not None and whole_body and completion.text:
             on_text(completion.text)
         return dataclasses.replace(completion, latency_s=latency_s, attempts=attempts)
+
+    def _classify(self, exc: BaseException) -> Failure | None:
+        """The endpoint failure an exception of a try is, for the retry policy; None for any
+        other error (raised as it is)."""
+        if isinstance(exc, openai.APITimeoutError):  # before APIConnectionError, its base
+            return Failure("timeout", f"no answer within {self.timeout:g}s")
+        if isinstance(exc, openai.APIConnectionError):
+            return Failure("connection", connection_detail(exc))
+        if isinstance(exc, openai.APIStatusError):
+            return Failure(
+                "status",
+                server_message(exc),
+                status=exc.status_code,
+                retry_after_s=retry_after_s(exc.response.headers),
+            )
+        if isinstance(exc, openai.APIResponseValidationError | MalformedResponse):
+            return Failure("malformed", str(exc))
+        if isinstance(exc, BrokenStream):
+            return Failure(exc.kind, str(exc), hint=STREAM_HINT)
+        return None
 
     async def _template_opens(self, prefill: str) -> bool:
         """Whether the served template's generation prompt already ends with ``prefill``

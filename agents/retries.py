@@ -16,10 +16,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import openai
-
-from agents.completion import EndpointError, MalformedResponse
-from agents.endpoint_errors import connection_detail, retry_after_s, server_message, status_hint
+from agents.completion import EndpointError
+from agents.endpoint_errors import status_hint
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +61,12 @@ class Failure:
 
 @dataclass
 class Retries:
-    """The retry policy of one client. `sleep` and `rng` are injectable so tests can observe
-    backoff without waiting."""
+    """The retry policy of one client. `classify` names the failure an exception is (the
+    client knows its transport's exceptions); `sleep` and `rng` are injectable so tests can
+    observe backoff without waiting."""
 
     base_url: str
-    timeout: float
+    classify: Callable[[BaseException], Failure | None]  # None: not an endpoint failure
     max_retries: int = 3
     backoff_s: float = 0.5
     max_backoff_s: float = 8.0
@@ -90,28 +89,13 @@ class Retries:
             start = time.perf_counter()
             try:
                 result = parse(await attempt())
-            except openai.APITimeoutError as exc:
-                failure = Failure("timeout", f"no answer within {self.timeout:g}s")
-                error: BaseException = exc
-            except openai.APIConnectionError as exc:
-                failure = Failure("connection", connection_detail(exc))
-                error = exc
-            except openai.APIStatusError as exc:
-                failure = Failure(
-                    "status",
-                    server_message(exc),
-                    status=exc.status_code,
-                    retry_after_s=retry_after_s(exc.response.headers),
-                )
-                error = exc
-                if exc.status_code not in RETRYABLE_STATUS:
+            except Exception as exc:
+                failure = self.classify(exc)
+                if failure is None:
+                    raise
+                if failure.kind == "status" and failure.status not in RETRYABLE_STATUS:
                     raise self.error(what, failure, number) from exc
-            except (openai.APIResponseValidationError, MalformedResponse) as exc:
-                failure = Failure("malformed", str(exc))
-                error = exc
-            except BrokenStream as exc:
-                failure = Failure(exc.kind, str(exc), hint=STREAM_HINT)
-                error = exc
+                error: BaseException = exc
             else:
                 return result, time.perf_counter() - start, number
             if number == total:
