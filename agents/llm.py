@@ -110,7 +110,6 @@ class OpenAIChatModel:
         )
         self.extra_body: dict[str, Any] = dict(extra_body or {})
         self._model = model
-        self._models: dict[str, Any] | None = None
         self._asked = AskedOnce()  # the model list, template probes: one request each
         self._owns_http_client = http_client is None
         self._client = openai.AsyncOpenAI(
@@ -273,12 +272,15 @@ class OpenAIChatModel:
         """Ask now what the client asks once (the model list; whether the template opens
         `prefill`), so that the first turn does not wait on it. One attempt, never raising:
         on a failure the first completion asks again, retried, and reports the endpoint."""
-        if self._models is None:
-            try:
-                self._models = _listed(await self._fetch_model_list())
-            except Exception as exc:  # the run's first request reports it
-                log.debug("warm-up: no model list from %s: %s", self.base_url, exc)
-                return
+
+        async def once() -> dict[str, Any]:
+            return _listed(await self._fetch_model_list())
+
+        try:
+            await self._asked.get("model list", once)  # a failure is not kept
+        except Exception as exc:  # the run's first request reports it
+            log.debug("warm-up: no model list from %s: %s", self.base_url, exc)
+            return
         if prefill is not None:
             await self._template_opens(prefill)
 
@@ -293,9 +295,7 @@ class OpenAIChatModel:
             body, _, _ = await self._retries.run("model list", self._fetch_model_list, _listed)
             return body
 
-        if self._models is None:
-            self._models = await self._asked.get("model list", ask)
-        return self._models
+        return await self._asked.get("model list", ask)
 
     async def aclose(self) -> None:
         """Close the HTTP client, unless it was injected (then its owner closes it)."""

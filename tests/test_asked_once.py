@@ -56,3 +56,25 @@ async def test_a_failed_answer_is_asked_again_and_a_cancelled_caller_leaves_it_t
     assert await asked.get("k", flaky) == "up" and calls == 2
     with pytest.raises(asyncio.CancelledError):
         await impatient
+
+
+async def test_warm_up_asks_what_the_first_turn_would_and_a_down_endpoint_is_left_to_it():
+    paths: Counter[str] = Counter()
+
+    async def keep(request: httpx.Request) -> None:
+        paths[f"{request.method} {request.url.path}"] += 1
+
+    request = ModelRequest(role="main", messages=[{"role": "user", "content": "?"}],
+                           prefill=THINK_PREFIX)  # fmt: skip
+    with ScriptedServer("<answer>A</answer>") as server:
+        http = httpx.AsyncClient(event_hooks={"request": [keep]}, timeout=30)
+        async with OpenAIChatModel(server.base_url, http_client=http) as llm:
+            await llm.warm_up(THINK_PREFIX)
+            asked = sum(paths.values())
+            await llm.complete(request)
+        await http.aclose()
+    assert asked == 3  # the model list and the probe's two routes
+    assert paths["GET /v1/models"] == 1 and paths["POST /v1/chat/completions"] == 1
+    down = OpenAIChatModel("http://127.0.0.1:9/v1", max_retries=0)
+    await down.warm_up(THINK_PREFIX)  # never raises: the first completion reports it
+    await down.aclose()
