@@ -1,14 +1,17 @@
 """The whole machine: every node and edge of the ParaVT graph, wired in one place.
 
-    START -> prepare -> main_agent --(final)--> length_gate --> finish -> END
-               |          |  ^   ^------(too short, once)-----'   ^
-               |  Send per call  |                                |
-               v          v      |      prepare --(nothing to run)'
-             sub_agent --Send--> verify_gate -> collect
+    START -> prepare -> main_agent --(final)--> [length_gate] --> finish -> END
+               |          |  ^   ^------(too short, once)-----'    ^
+               |  Send per call  |                                 |
+               v          v      |       prepare --(nothing to run)'
+             sub_agent ----------+-> collect
+                   '--Send--> [verify_gate] --'
 
-prepare sends the scanner first in two-agent mode. The verify and length gates are always
-wired and pass through when switched off. Every node is guarded (graphs.lifecycle): however
-a run ends, in whatever process, the board says how.
+prepare sends the scanner first in two-agent mode. The gates in brackets are always wired
+(Studio draws them) and run only when switched on: `verified` board mode sends each text
+finding through the verify gate, otherwise a sub-agent posts its own note; a final answer
+reaches the length gate only with `length_gate` on. Every node is guarded
+(graphs.lifecycle): however a run ends, in whatever process, the board says how.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ def build_graph(
 
     node("prepare", make_prepare(board, roots, llm))
     node("main_agent", make_main_agent(llm))
-    node("sub_agent", make_sub_agent(llm), destinations=("verify_gate",))
+    node("sub_agent", make_sub_agent(llm, board), destinations=("verify_gate", "collect"))
     node("verify_gate", make_verify_gate(llm, board))
     node("collect", collect)
     node("length_gate", length_gate)
@@ -71,7 +74,7 @@ def build_graph(
         "prepare", route_after_prepare, ["sub_agent", "main_agent", "finish"]
     )
     graph.add_conditional_edges(
-        "main_agent", route_after_main, ["sub_agent", "collect", "length_gate"]
+        "main_agent", route_after_main(preset), ["sub_agent", "collect", "length_gate", "finish"]
     )
     graph.add_edge("verify_gate", "collect")
     graph.add_edge("collect", "main_agent")

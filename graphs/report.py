@@ -37,10 +37,9 @@ class RunDisplay:
             )
         elif node == "main_agent":
             self._main_turn(values)
-        elif node == "sub_agent":
+        elif node in ("sub_agent", "verify_gate"):  # a note comes from whichever posted it
             self.sub_calls.update({c["agent"]: c for c in values.get("model_calls", [])})
-        elif node == "verify_gate":
-            for result in values["tool_results"]:
+            for result in values.get("tool_results", []):
                 self._note(result)
 
     def _main_turn(self, values: dict[str, Any]) -> None:

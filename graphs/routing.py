@@ -1,15 +1,19 @@
 """Pure routing functions; their Literal destinations are the edges Studio draws.
 
 They are coroutines only because LangGraph runs a plain function of a conditional edge in a
-thread pool: a thread hop for each routing decision, for work of a few microseconds.
+thread pool: a thread hop for each routing decision, for work of a few microseconds. A gate
+that is switched off is routed around, not run as a pass-through: each superstep costs a
+checkpoint and each node a task.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from graphs.context import Context
 from graphs.state import State, SubAgentTask
 
 
@@ -21,11 +25,20 @@ async def route_after_prepare(state: State) -> list[Send] | Literal["main_agent"
     return _sends(state) or "main_agent"
 
 
-async def route_after_main(state: State) -> list[Send] | Literal["collect", "length_gate"]:
-    """Final -> length gate; else one Send per runnable call, or collect if every call failed."""
-    if state["status"] != "running":
-        return "length_gate"
-    return _sends(state) or "collect"
+def route_after_main(defaults: Context):
+    """The router after a main-agent turn, for a graph whose runs default to ``defaults``."""
+
+    async def route_after_main(
+        state: State, runtime: Runtime[Context]
+    ) -> list[Send] | Literal["collect", "length_gate", "finish"]:
+        """Final -> the length gate if it is on, else finish; not final -> one Send per
+        runnable call, or collect if every call failed."""
+        if state["status"] != "running":
+            ctx = runtime.context or defaults  # a direct invoke may send no context
+            return "length_gate" if ctx.length_gate else "finish"
+        return _sends(state) or "collect"
+
+    return route_after_main
 
 
 def _sends(state: State) -> list[Send]:

@@ -1,4 +1,5 @@
-"""A sub-agent: looks at one window and hands its finding to the verify gate."""
+"""A sub-agent: looks at one window and posts its finding as a note, or hands it to the verify
+gate when the run checks notes."""
 
 from __future__ import annotations
 
@@ -11,16 +12,18 @@ from langgraph.types import Command, Send
 from agents import video
 from agents.completion import ChatModel
 from agents.sub_turn import Window, readable_notes, subagent_request, window_frames
+from graphs.board import Board
 from graphs.context import Context
+from graphs.notes import needs_verification, post_note
 from graphs.progress import report
 from graphs.state import ModelCall, SubAgentTask, ToolResult, VerifyTask
 from graphs.traces import model_call
 
 
-def make_sub_agent(llm: ChatModel):
+def make_sub_agent(llm: ChatModel, board: Board):
     async def sub_agent(
         task: SubAgentTask, runtime: Runtime[Context]
-    ) -> Command[Literal["verify_gate"]]:
+    ) -> Command[Literal["verify_gate", "collect"]]:
         ctx = runtime.context
         window = Window(
             task["video"], task["media"], task["start"], task["end"], task["turn"], task["index"]
@@ -74,7 +77,7 @@ def make_sub_agent(llm: ChatModel):
             verdict=None,
             region=region,
         )
-        handoff = VerifyTask(
+        finding = VerifyTask(
             run_id=task["run_id"],
             video=window.video,
             media=window.codec,
@@ -82,6 +85,11 @@ def make_sub_agent(llm: ChatModel):
             result=result,
             usage=usage,
         )
-        return Command(update={"model_calls": model_calls}, goto=Send("verify_gate", handoff))
+        if needs_verification(ctx, result):
+            return Command(update={"model_calls": model_calls}, goto=Send("verify_gate", finding))
+        await post_note(board, finding, result)
+        return Command(
+            update={"model_calls": model_calls, "tool_results": [result]}, goto="collect"
+        )
 
     return sub_agent
