@@ -2,8 +2,7 @@
 the most specific connection error, and the server's Retry-After (``agents.llm`` and
 ``agents.retries`` use them).
 
-The exceptions are the openai client's; they are read by duck typing, so this module does not
-import openai (``agents.llm`` alone does).
+Nothing here sends a request: it reads the response or exception it is given.
 """
 
 from __future__ import annotations
@@ -31,23 +30,30 @@ def status_hint(status: int | None) -> str:
     )
 
 
-def server_message(exc: Any) -> str:
-    """The error text of an ``openai.APIStatusError``: the JSON body's message, else its text."""
-    body = exc.body
+def server_message(response: Any) -> str:
+    """The error text of a failed (read) response: its JSON body's message (under "error"
+    as OpenAI-compatible servers put it, or at the top), else its text."""
+    text = response.text.strip()
+    try:
+        body = json.loads(text)
+    except ValueError:
+        body = text
+    if isinstance(body, dict):
+        body = body.get("error", body)
     if isinstance(body, dict):
         message = body.get("message") or body.get("detail") or body.get("error")
         if message:
             return str(message)
         return json.dumps(body)[:500]
-    text = body if isinstance(body, str) else exc.response.text
-    return (text or exc.message)[:500]
+    message = body if isinstance(body, str) else text
+    return (message or f"HTTP {response.status_code} with an empty body")[:500]
 
 
 def connection_detail(exc: Any) -> str:
     """The most specific cause in the chain, e.g. 'connection refused' rather than the
-    generic 'Connection error.' / 'All connection attempts failed' of the wrappers."""
+    generic 'All connection attempts failed' of httpx."""
     chain: list[BaseException] = []
-    cause: BaseException | None = exc.__cause__
+    cause: BaseException | None = exc
     while cause is not None and cause not in chain and len(chain) < 10:
         chain.append(cause)
         cause = cause.__cause__ or cause.__context__
@@ -56,9 +62,7 @@ def connection_detail(exc: Any) -> str:
     with_errno = [c for c in chain if isinstance(c, OSError) and c.errno is not None]
     if with_errno:
         return str(with_errno[-1])
-    if chain:
-        return f"{type(chain[0]).__name__}: {chain[0]}"
-    return exc.message
+    return f"{type(exc).__name__}: {exc}"
 
 
 def retry_after_s(headers: Mapping[str, str]) -> float | None:

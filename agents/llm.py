@@ -14,19 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
+import json
 import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx
-import openai
-
-try:  # openai 3 talks through httpx2; openai 2 (the AReaL/SGLang pin) through httpx
-    import httpx2
-except ImportError:  # pragma: no cover - only where no package pulls httpx2 in
-    httpx2 = None
 
 from agents.asked_once import AskedOnce
 from agents.chunks import StreamState, read_chunks
@@ -46,7 +40,7 @@ from agents.endpoint_errors import connection_detail, retry_after_s, server_mess
 from agents.requests import ModelRequest
 from agents.retries import STREAM_HINT, BrokenStream, Failure, Retries
 from agents.template_probe import template_opens
-from agents.tls import tls_context
+from agents.transport import REQUEST_ERRORS, TIMEOUTS, StatusError, Transport
 from agents.wire_json import body_bytes
 
 log = logging.getLogger(__name__)
@@ -60,15 +54,7 @@ __all__ = [
     "Usage",
 ]
 
-_HTTPX = (httpx, httpx2) if httpx2 is not None else (httpx,)
-_TIMEOUTS = tuple(m.TimeoutException for m in _HTTPX)
-_REQUEST_ERRORS = tuple(m.RequestError for m in _HTTPX)  # an injected client may be either
-
 DEFAULT_BASE_URL = "http://127.0.0.1:30000/v1"
-#: openai 3 takes a body of raw bytes as `content` (and deprecates bytes as `body`); openai 2
-#: takes them only as `body`.
-_POST_PARAMETERS = inspect.signature(openai.AsyncOpenAI.post).parameters
-_RAW_BODY = "content" if "content" in _POST_PARAMETERS else "body"
 
 
 def _listed(body: dict[str, Any]) -> dict[str, Any]:
@@ -111,13 +97,8 @@ class OpenAIChatModel:
         self.extra_body: dict[str, Any] = dict(extra_body or {})
         self._model = model
         self._asked = AskedOnce()  # the model list, template probes: one request each
-        self._owns_http_client = http_client is None
-        self._client = openai.AsyncOpenAI(
-            base_url=self.base_url,
-            api_key=api_key,
-            timeout=timeout,
-            max_retries=0,  # retries are ours: one policy, logged, counted in `attempts`
-            http_client=http_client or openai.DefaultAsyncHttpxClient(verify=tls_context()),
+        self._http = Transport(
+            self.base_url, api_key=api_key, timeout=timeout, http_client=http_client
         )
 
     async def complete(
@@ -154,30 +135,26 @@ class OpenAIChatModel:
         if params.logprobs:
             body["logprobs"] = True
         body.update(extra_body)
-        options = {"headers": request.headers()}
+        headers = request.headers()
         streams = on_text is not None and not (params.return_token_ids or params.logprobs)
         whole_body = not streams  # True once an answer came as one JSON body
 
         async def attempt() -> dict[str, Any]:
-            # A plain POST: the typed `chat.completions.create` walks every message part
-            # through its type transforms, about 20 ms for 64 frames, for nothing; the body
-            # goes as bytes (agents.wire_json), its frames' JSON made once.
-            # cast_to httpx.Response: openai 2 needs it, openai 3 takes it as its legacy type.
-            raw = await self._client.post(
-                "/chat/completions", cast_to=httpx.Response, options=options,
-                **{_RAW_BODY: body_bytes(body)},
-            )  # fmt: skip
+            # the body goes as bytes (agents.wire_json), its frames' JSON made once
+            raw = await self._http.send(
+                "POST", "/chat/completions", content=body_bytes(body), headers=headers
+            )
             return decode_json_object(raw.content)
 
         async def attempt_stream() -> dict[str, Any]:
             nonlocal whole_body
             assert on_text is not None
             streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
-            raw = await self._client.post(
+            raw = await self._http.send(
+                "POST",
                 "/chat/completions",
-                **{_RAW_BODY: body_bytes(streamed)},
-                cast_to=httpx.Response,
-                options=options,
+                content=body_bytes(streamed),
+                headers=headers,
                 stream=True,
             )
             state = StreamState()
@@ -186,10 +163,10 @@ class OpenAIChatModel:
                 if whole_body:  # the server ignored "stream"
                     return decode_json_object(await raw.aread())
                 return await read_chunks(raw.aiter_lines(), on_text, state)
-            except _TIMEOUTS as exc:
+            except TIMEOUTS as exc:
                 detail = f"the stream stalled for {self.timeout:g}s after {state.events} events"
                 raise BrokenStream("timeout", detail) from exc
-            except _REQUEST_ERRORS as exc:
+            except REQUEST_ERRORS as exc:
                 detail = (
                     f"the stream broke off after {state.events} events "
                     f"({type(exc).__name__}: {exc})"
@@ -213,18 +190,18 @@ class OpenAIChatModel:
     def _classify(self, exc: BaseException) -> Failure | None:
         """The endpoint failure an exception of a try is, for the retry policy; None for any
         other error (raised as it is)."""
-        if isinstance(exc, openai.APITimeoutError):  # before APIConnectionError, its base
+        if isinstance(exc, TIMEOUTS):  # before REQUEST_ERRORS, their base
             return Failure("timeout", f"no answer within {self.timeout:g}s")
-        if isinstance(exc, openai.APIConnectionError):
+        if isinstance(exc, REQUEST_ERRORS):
             return Failure("connection", connection_detail(exc))
-        if isinstance(exc, openai.APIStatusError):
+        if isinstance(exc, StatusError):
             return Failure(
                 "status",
-                server_message(exc),
+                server_message(exc.response),
                 status=exc.status_code,
                 retry_after_s=retry_after_s(exc.response.headers),
             )
-        if isinstance(exc, openai.APIResponseValidationError | MalformedResponse):
+        if isinstance(exc, MalformedResponse):
             return Failure("malformed", str(exc))
         if isinstance(exc, BrokenStream):
             return Failure(exc.kind, str(exc), hint=STREAM_HINT)
@@ -246,7 +223,7 @@ class OpenAIChatModel:
 
     async def _post_json(self, url: str, body: dict[str, Any]) -> Any:
         """One POST through this client (no retries); the decoded JSON body."""
-        raw = await self._client.post(url, body=body, cast_to=httpx.Response)
+        raw = await self._http.send("POST", url, content=json.dumps(body).encode())
         return raw.json()
 
     async def model_name(self) -> str:
@@ -285,8 +262,8 @@ class OpenAIChatModel:
             await self._template_opens(prefill)
 
     async def _fetch_model_list(self) -> dict[str, Any]:
-        raw = await self._client.models.with_raw_response.list()
-        return decode_json_object(raw.http_response.content)
+        raw = await self._http.send("GET", "/models")
+        return decode_json_object(raw.content)
 
     async def _model_list(self) -> dict[str, Any]:
         """GET /models, fetched once (retried as completions are)."""
@@ -299,8 +276,7 @@ class OpenAIChatModel:
 
     async def aclose(self) -> None:
         """Close the HTTP client, unless it was injected (then its owner closes it)."""
-        if self._owns_http_client:
-            await self._client.close()
+        await self._http.aclose()
 
     async def __aenter__(self) -> OpenAIChatModel:
         return self

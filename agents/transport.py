@@ -1,0 +1,88 @@
+"""HTTP to an OpenAI-compatible endpoint: one request, its status checked, nothing more.
+
+The client sends a chat request as bytes made once (`agents.wire_json`) and reads the body
+itself (`agents.completion`, `agents.chunks`), so it needs no SDK between it and httpx: an
+SDK's per-request option models, header merging and URL building cost about 1 ms of CPU a
+request, on the event loop, on every sub-agent call. Retrying is `agents.retries`' job.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from agents.tls import tls_context
+
+try:  # an injected client may be httpx2's (openai 3's transport); its errors are its own
+    import httpx2
+except ImportError:  # pragma: no cover - only where no package pulls httpx2 in
+    httpx2 = None
+
+_HTTPX = (httpx, httpx2) if httpx2 is not None else (httpx,)
+TIMEOUTS = tuple(m.TimeoutException for m in _HTTPX)
+REQUEST_ERRORS = tuple(m.RequestError for m in _HTTPX)  # timeouts are request errors too
+#: as many connections as a batch of sub-agents opens at once (httpx's default is 100)
+LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+
+
+class StatusError(Exception):
+    """The endpoint answered with an HTTP error status; ``response`` is read and closed."""
+
+    def __init__(self, response: Any) -> None:
+        super().__init__(f"HTTP {response.status_code}")
+        self.response = response
+        self.status_code: int = response.status_code
+
+
+class Transport:
+    """Requests to ``base_url`` with the endpoint's key, each under ``timeout`` seconds."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str,
+        timeout: float,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self._owns_http_client = http_client is None
+        self.http = http_client or httpx.AsyncClient(
+            verify=tls_context(), follow_redirects=True, limits=LIMITS
+        )
+        self._headers = {"Authorization": f"Bearer {api_key}", "Accept": "application/json"}
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        content: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        stream: bool = False,
+    ) -> Any:
+        """The response to ``method`` ``path`` (relative to ``base_url``, or a whole URL);
+        raises StatusError for a 4xx/5xx, httpx's errors for a failed exchange. A streamed
+        response is the caller's to close."""
+        sent = {**self._headers, **(headers or {})}
+        if content is not None:
+            sent["Content-Type"] = "application/json"
+        url = path if "://" in path else self.base_url + path
+        request = self.http.build_request(
+            method, url, content=content, headers=sent, timeout=self.timeout
+        )
+        response = await self.http.send(request, stream=stream)
+        if response.status_code >= 400:
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+            raise StatusError(response)
+        return response
+
+    async def aclose(self) -> None:
+        """Close the HTTP client, unless it was injected (then its owner closes it)."""
+        if self._owns_http_client:
+            await self.http.aclose()
