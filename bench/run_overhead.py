@@ -102,6 +102,7 @@ async def one_run(
         warm = asyncio.create_task(llm.warm_up(THINK_PREFIX if context.think_prefix else None))
         graph = compile_graph(llm, board, checkpointer=saver)
         await warm
+        recorder.sent.clear()  # the warm-up's model list and template probe are setup
         started = time.perf_counter()
         result = await run_question(graph, board, video_path=video, question="Colour?",
                                     context=context, on_update=display)  # fmt: skip
