@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx
+import httpx2
 
 from agents.asked_once import AskedOnce
 from agents.chunks import StreamState, read_chunks
@@ -78,7 +79,7 @@ class OpenAIChatModel:
         max_retries: int = 3,
         backoff_s: float = 0.5,
         max_backoff_s: float = 8.0,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: httpx2.AsyncClient | httpx.AsyncClient | None = None,
         extra_body: Mapping[str, Any] | None = None,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         rng: random.Random | None = None,

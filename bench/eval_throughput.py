@@ -2,7 +2,7 @@
 
 A scripted server of fixed latency answers every request. First `app.py eval run` (the real
 CLI, a subprocess) runs the needle task with dispatch `none` at concurrency 16; then a bare
-asyncio loop (httpx, a semaphore of 16) sends the very request bodies the eval sent. Both are
+asyncio loop (httpx2, a semaphore of 16) sends the very request bodies the eval sent. Both are
 timed the same way, at the server, from the first request's arrival to the last answer.
 Target: the eval reaches at least 0.9x the bare loop's requests per second. Measured at
 several latencies: the shorter the latency, the more the eval's own CPU per sample shows.
@@ -62,11 +62,11 @@ def eval_cli(base_url: str, data: Path, out: Path, options: dict, concurrency: i
 
 
 async def bare_loop(base_url: str, bodies: list[dict], concurrency: int) -> None:
-    import httpx
+    import httpx2  # the HTTP library the eval's client uses, so only the eval's own work differs
 
     gate = asyncio.Semaphore(concurrency)
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(base_url=base_url, timeout=60, limits=limits) as client:
+    limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx2.AsyncClient(base_url=base_url, timeout=60, limits=limits) as client:
 
         async def send(body: dict) -> None:
             async with gate:

@@ -4,9 +4,9 @@ HTTP requests, per main-agent turn, at K = 2, 5 and 16 parallel calls (64 overvi
 Each run takes the path `app.py run` takes (graph context fitted to the served model, the
 real client, a checkpoint file and a board file on disk, the graph compiled, the live
 display) against `serving.scripted` in its own process with zero latency. Every request the
-client sent is then replayed with a bare HTTP client in the same order and the same
-concurrency (a turn's sub-agent calls at once): what is left is graph, checkpoint, board,
-prompt building and the client. Frames are warm (decoded by a first, untimed run), as when
+client sent in the run (not the warm-up's) is then replayed with a bare client of the same
+HTTP library (httpx2), in the same order and the same concurrency (a turn's sub-agent calls
+at once): what is left is graph, checkpoint, board, prompt building and the client. Frames are warm (decoded by a first, untimed run), as when
 a session asks several questions of one video. Target: under 20 ms per main turn at K = 5.
 
     python bench/run_overhead.py [--runs 15]   # writes bench/run_overhead.json
@@ -29,13 +29,13 @@ from types import SimpleNamespace
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import httpx  # noqa: E402
+import httpx2  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from agents.llm import OpenAIChatModel  # noqa: E402
 from agents.protocol import THINK_PREFIX  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
-from agents.tls import tls_context  # noqa: E402
+from agents.transport import default_http_client  # noqa: E402
 from graphs.board import Board  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
 from graphs.checkpointer import open_checkpointer  # noqa: E402
@@ -74,12 +74,12 @@ reply_2, reply_5, reply_16 = (responder(k) for k in KS)  # the scripted server's
 
 
 class Recorder:
-    """An httpx event hook keeping every request the client sends, in order."""
+    """An event hook of the client's HTTP library keeping every request sent, in order."""
 
     def __init__(self) -> None:
-        self.sent: list[httpx.Request] = []
+        self.sent: list[httpx2.Request] = []
 
-    async def __call__(self, request: httpx.Request) -> None:
+    async def __call__(self, request: httpx2.Request) -> None:
         self.sent.append(request)
 
 
@@ -93,7 +93,7 @@ async def one_run(
     args = SimpleNamespace()  # no flags given: every setting from the base context
     context = await served_context(args, Context(overview_frames=64, max_parallel=k), base_url)
     board = Board(work / "board.sqlite")
-    http = httpx.AsyncClient(event_hooks={"request": [recorder]}, timeout=60, verify=tls_context())
+    http = default_http_client(event_hooks={"request": [recorder]})  # the client's own default
     display = RunDisplay(Console(file=io.StringIO()))
     async with (
         OpenAIChatModel(base_url, http_client=http) as llm,
@@ -113,17 +113,17 @@ async def one_run(
     return turns, started - began, ran
 
 
-async def replay(sent: list[httpx.Request]) -> float:
+async def replay(sent: list[httpx2.Request]) -> float:
     """The same requests with a bare client: main turns one by one, each turn's sub-agent
     calls concurrently; returns the wall time."""
-    phases: list[list[httpx.Request]] = []
+    phases: list[list[httpx2.Request]] = []
     for request in sent:
         concurrent = request.headers.get("X-Paravt-Role") == "sub_agent"
         if concurrent and phases and phases[-1][0].headers.get("X-Paravt-Role") == "sub_agent":
             phases[-1].append(request)
         else:
             phases.append([request])
-    async with httpx.AsyncClient(timeout=60) as client:
+    async with httpx2.AsyncClient(timeout=60) as client:
         start = time.perf_counter()
         for phase in phases:
             requests = [
