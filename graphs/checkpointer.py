@@ -46,6 +46,7 @@ class SqliteCheckpointer(SqliteSaver):
     def __init__(self, conn: sqlite3.Connection, *, busy_timeout_s: float = BUSY_TIMEOUT_S):
         super().__init__(conn)
         self.busy_timeout_s = busy_timeout_s
+        conn.execute("PRAGMA busy_timeout = 0")  # the loop's operations never wait (`_run`)
         self.lock = threading.RLock()  # held across an operation on the loop, and its cursors
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="paravt-checkpoints")
         self._queued = 0  # operations handed to the worker and not yet done
@@ -63,17 +64,27 @@ class SqliteCheckpointer(SqliteSaver):
                 self.conn.rollback()
             raise
 
+    def _waiting(self, action: Callable[[], _T]) -> _T:
+        """`action` with SQLite's busy timeout on: the worker and the sync API wait for
+        another process's lock, the loop never does (`_at_once`)."""
+        with self.lock:
+            self.conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+            try:
+                return action()
+            finally:
+                self.conn.execute("PRAGMA busy_timeout = 0")
+
     def _retried(self, action: Callable[[], _T]) -> _T:
-        return retry_locked(lambda: self._rolled_back(action), self.busy_timeout_s)
+        """`action` waiting out a lock: the busy timeout, then whole retries (some conflicts
+        fail at once whatever the timeout: graphs.sqlite_locks)."""
+        return self._waiting(
+            lambda: retry_locked(lambda: self._rolled_back(action), self.busy_timeout_s)
+        )
 
     def _at_once(self, action: Callable[[], _T]) -> _T:
         """`action` with SQLite's busy timeout at zero: it fails at once on a lock."""
         with self.lock:
-            self.conn.execute("PRAGMA busy_timeout = 0")
-            try:
-                return self._rolled_back(action)
-            finally:
-                self.conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+            return self._rolled_back(action)
 
     async def _run(self, action: Callable[[], _T]) -> _T:
         """`action` on the loop, or behind the queued ones in the worker if another process
@@ -121,7 +132,9 @@ class SqliteCheckpointer(SqliteSaver):
 
     async def alist(self, config, *, filter=None, before=None, limit=None) -> AsyncIterator:
         rows = await self._queue(  # a whole history can be long: off the loop
-            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
+            lambda: self._waiting(
+                lambda: list(self.list(config, filter=filter, before=before, limit=limit))
+            )
         )
         for row in rows:
             yield row
@@ -142,9 +155,10 @@ class SqliteCheckpointer(SqliteSaver):
     async def aget_delta_channel_history(
         self, *, config, channels: Sequence[str]
     ) -> Mapping[str, Any]:
-        return await self._queue(
-            functools.partial(self.get_delta_channel_history, config=config, channels=channels)
+        history = functools.partial(
+            self.get_delta_channel_history, config=config, channels=channels
         )
+        return await self._queue(lambda: self._waiting(history))
 
 
 @asynccontextmanager
