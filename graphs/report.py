@@ -47,17 +47,22 @@ class RunDisplay:
         text, prefill = call["completion"]["text"], call["prefill"]
         text = with_prefix(text, prefill) if prefill else text  # the turn as the model wrote it
         think = parse(text).think
-        self.print(f"[cyan]main agent[/cyan] turn {call['turn']}: {_timing(call)}")
         label, shown = ("think", think) if think else ("wrote", text)  # no think: show the text
-        self.print(f"  {label}: {escape(_short(' '.join(shown.split()), 200))}")
+        lines = [
+            f"[cyan]main agent[/cyan] turn {call['turn']}: {_timing(call)}",
+            f"  {label}: {escape(_short(' '.join(shown.split()), 200))}",
+        ]
         served = [c for c in values.get("calls", []) if c["error"] is None]
         if served:
             windows = ", ".join(f"{c['start']:g}-{c['end']:g} s" for c in served)
-            self.print(f"  {len(served)} parallel crop_video calls: {windows}")
+            lines.append(f"  {len(served)} parallel crop_video calls: {windows}")
         for refused in (c for c in values.get("calls", []) if c["error"] is not None):
-            self.print(f"  [red]refused[/red] call #{refused['index']}: {escape(refused['error'])}")
+            lines.append(
+                f"  [red]refused[/red] call #{refused['index']}: {escape(refused['error'])}"
+            )
         if values.get("status") in ("answered", "no_answer"):
-            self.print(f"  {values['status']}: {values.get('answer')!r}")
+            lines.append(f"  {values['status']}: {escape(repr(values.get('answer')))}")
+        self.print("\n".join(lines))  # one print: each costs rich a render pass
 
     def _note(self, result: dict[str, Any]) -> None:
         call = self.sub_calls.get(f"sub:{result['turn']}:{result['index']}")
