@@ -6,8 +6,9 @@ real client, a checkpoint file and a board file on disk, the graph compiled, the
 display) against `serving.scripted` in its own process with zero latency. Every request the
 client sent in the run (not the warm-up's) is then replayed with a bare client of the same
 HTTP library (httpx2), in the same order and the same concurrency (a turn's sub-agent calls
-at once): what is left is graph, checkpoint, board, prompt building and the client. Frames are warm (decoded by a first, untimed run), as when
-a session asks several questions of one video. Target: under 20 ms per main turn at K = 5.
+at once): what is left is graph, checkpoint, board, prompt building and the client. Frames
+are warm (decoded by a first, untimed run), as when a session asks several questions of one
+video. Target: under 20 ms per main turn at K = 5.
 
     python bench/run_overhead.py [--runs 15]   # writes bench/run_overhead.json
 """
