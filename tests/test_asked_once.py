@@ -14,19 +14,25 @@ from agents.protocol import THINK_PREFIX
 from agents.requests import ModelRequest
 from serving.scripted import ScriptedServer
 
+REQUEST = ModelRequest(role="main", messages=[{"role": "user", "content": "?"}],
+                       prefill=THINK_PREFIX)  # fmt: skip
 
-async def test_sixteen_requests_at_once_ask_the_model_list_and_the_template_once():
+
+def counting_client() -> tuple[Counter[str], httpx.AsyncClient]:
+    """An HTTP client that counts the requests it sends by method and path."""
     paths: Counter[str] = Counter()
 
     async def keep(request: httpx.Request) -> None:
         paths[f"{request.method} {request.url.path}"] += 1
 
-    request = ModelRequest(role="main", messages=[{"role": "user", "content": "?"}],
-                           prefill=THINK_PREFIX)  # fmt: skip
+    return paths, httpx.AsyncClient(event_hooks={"request": [keep]}, timeout=30)
+
+
+async def test_sixteen_requests_at_once_ask_the_model_list_and_the_template_once():
+    paths, http = counting_client()
     with ScriptedServer("<answer>A</answer>") as server:
-        http = httpx.AsyncClient(event_hooks={"request": [keep]}, timeout=30)
         async with OpenAIChatModel(server.base_url, http_client=http) as llm:
-            await asyncio.gather(*(llm.complete(request) for _ in range(16)))
+            await asyncio.gather(*(llm.complete(REQUEST) for _ in range(16)))
         await http.aclose()
     assert paths["POST /v1/chat/completions"] == 16
     assert paths["GET /v1/models"] == 1
@@ -59,19 +65,12 @@ async def test_a_failed_answer_is_asked_again_and_a_cancelled_caller_leaves_it_t
 
 
 async def test_warm_up_asks_what_the_first_turn_would_and_a_down_endpoint_is_left_to_it():
-    paths: Counter[str] = Counter()
-
-    async def keep(request: httpx.Request) -> None:
-        paths[f"{request.method} {request.url.path}"] += 1
-
-    request = ModelRequest(role="main", messages=[{"role": "user", "content": "?"}],
-                           prefill=THINK_PREFIX)  # fmt: skip
+    paths, http = counting_client()
     with ScriptedServer("<answer>A</answer>") as server:
-        http = httpx.AsyncClient(event_hooks={"request": [keep]}, timeout=30)
         async with OpenAIChatModel(server.base_url, http_client=http) as llm:
             await llm.warm_up(THINK_PREFIX)
             asked = sum(paths.values())
-            await llm.complete(request)
+            await llm.complete(REQUEST)
         await http.aclose()
     assert asked == 3  # the model list and the probe's two routes
     assert paths["GET /v1/models"] == 1 and paths["POST /v1/chat/completions"] == 1
