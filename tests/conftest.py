@@ -20,6 +20,14 @@ def needle_video(tmp_path_factory) -> SyntheticVideo:  # noqa: F821
     return make_video(path, seed=7, duration=60.0, n_needles=1)
 
 
+@pytest.fixture(scope="session")
+def clip(tmp_path_factory) -> bytes:
+    """One tiny real mp4 (64x64, 2 s); the loader tests copy it wherever a video belongs."""
+    from tests.downloads import make_clip
+
+    return make_clip(tmp_path_factory.mktemp("clip"))
+
+
 @pytest.fixture
 def board(tmp_path: Path):
     from graphs.board import Board

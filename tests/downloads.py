@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -51,3 +52,16 @@ def write_parquet(path: Path, rows: list[dict], schema=None) -> None:
 
 def files_under(root: Path) -> set[Path]:
     return {p for p in root.rglob("*") if p.is_file()}
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "benchmarks"
+
+
+def stage(name: str, tmp_path: Path) -> Path:
+    """A writable copy of a fixture folder under tests/fixtures/benchmarks."""
+    return Path(shutil.copytree(FIXTURES / name, tmp_path / name))
+
+
+def problems(result) -> dict[str, str]:
+    """A loader result's errors, by record id."""
+    return {err.record_id: err.problem for err in result.errors}

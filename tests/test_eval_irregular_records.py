@@ -11,14 +11,9 @@ from pathlib import Path
 import pytest
 
 from evals.tasks import mlvu, slidevqa
-from tests.downloads import make_clip, place, png, write_parquet
+from tests.downloads import place, png, write_parquet
 
 FIXTURES = Path(__file__).parent / "fixtures" / "benchmarks"
-
-
-@pytest.fixture(scope="session")
-def clip(tmp_path_factory) -> bytes:
-    return make_clip(tmp_path_factory.mktemp("clip"))
 
 
 # ----------------------------------------------------------------------------- MLVU

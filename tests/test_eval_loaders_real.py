@@ -13,14 +13,9 @@ import pytest
 
 from evals import video2dataset
 from evals.tasks import lvbench, mmvu
-from tests.downloads import files_under, make_clip, place, write_parquet, write_zip
+from tests.downloads import files_under, place, write_parquet, write_zip
 
 FIXTURES = Path(__file__).parent / "fixtures" / "benchmarks"
-
-
-@pytest.fixture(scope="session")
-def clip(tmp_path_factory) -> bytes:
-    return make_clip(tmp_path_factory.mktemp("clip"))
 
 
 # ----------------------------------------------------------------------------- LVBench

@@ -25,7 +25,7 @@ from evals.tasks import (
     videomme,
     vqaonline,
 )
-from tests.downloads import make_clip, place, png, write_parquet, write_zip
+from tests.downloads import place, png, write_parquet, write_zip
 
 TESTS = Path(__file__).parent
 VIDEOMME_ROW = {
@@ -35,11 +35,6 @@ VIDEOMME_ROW = {
     "options": ["A. 1.", "B. 2.", "C. 3.", "D. 4."], "answer": "C",
 }  # fmt: skip
 SLIDES = "images/test/cloud-strategy-2019/cloud-strategy-2019-{}-1024.jpg"
-
-
-@pytest.fixture(scope="session")
-def clip(tmp_path_factory) -> bytes:
-    return make_clip(tmp_path_factory.mktemp("clip"))
 
 
 def videomme_dir(tmp_path: Path) -> Path:
