@@ -20,20 +20,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import http
 import importlib
-import itertools
 import json
 import logging
 import socket
 import threading
-import time
-import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from serving.scripted_replies import Reply, Responder, as_responder, completion_body, error_body
 from serving.sse import CONTENT_TYPE, DONE, ChunkStream, wants_usage, words
 
 log = logging.getLogger(__name__)
@@ -47,134 +43,6 @@ CALLER = "_caller"
 def role_of(request: dict[str, Any]) -> str | None:
     """The role the client declared for a recorded request ("main", "sub_agent", ...)."""
     return (request.get(CALLER) or {}).get("role")
-
-
-@dataclass
-class Reply:
-    """One scripted answer to a chat request."""
-
-    text: str = ""
-    """The completion text; for a non-200 status, the error message."""
-    status: int = 200
-    """HTTP status; anything but 200 sends an OpenAI-style error body."""
-    delay_s: float | None = None
-    """Seconds to wait before answering; overrides the server's latency for this reply."""
-    raw_body: bytes | None = None
-    """Sent verbatim instead of a JSON body (garbage-response tests); content type
-    text/plain unless `headers` names one."""
-    headers: dict[str, str] = field(default_factory=dict)
-    """Extra response headers, e.g. {"Retry-After": "1"}."""
-    prompt_tokens: int | None = None
-    """Reported usage; default: the number of whitespace words in the request's text."""
-    completion_tokens: int | None = None
-    """Reported usage; default: the number of whitespace words in `text`."""
-    finish_reason: str = "stop"
-    """Reported finish reason (e.g. "length" to imitate truncation)."""
-    drop: bool = False
-    """Close the connection without answering (after the delay), as a dying server does."""
-    chunk_delay_s: float = 0.0
-    """Stream: seconds to wait before each content chunk."""
-    cut_after: int | None = None
-    """Stream: close the connection after this many content chunks, before the finish."""
-    before_chunk: Callable[[int], object] | None = None
-    """Stream: called with each content chunk's index before it is sent (in the handler
-    thread; a test can hold the stream there until its client has seen earlier chunks)."""
-
-
-Responder = Callable[[dict[str, Any]], str | Reply]
-"""Gets the parsed request body; returns the completion text or a Reply."""
-
-_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error"}
-_FAKE_TOKEN_BASE = 1000
-
-
-def _as_responder(script: Responder | Sequence[str | Reply] | str) -> Responder:
-    """Normalise the three accepted script forms into one callable."""
-    if isinstance(script, str | Reply):
-        fixed = script
-        return lambda _request: fixed
-    if callable(script):
-        return script
-    items = list(script)
-    if not items:
-        raise ValueError("a reply sequence needs at least one item")
-    lock = threading.Lock()
-    position = itertools.count()
-
-    def next_item(_request: dict[str, Any]) -> str | Reply:
-        with lock:
-            index = next(position)
-        return items[min(index, len(items) - 1)]
-
-    return next_item
-
-
-def _request_words(body: dict[str, Any]) -> int:
-    """Rough prompt size: whitespace words over every text part of every message."""
-    words = 0
-    for message in body.get("messages") or []:
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str):
-            words += len(content.split())
-        elif isinstance(content, list):
-            for part in content:
-                if isinstance(part, dict) and part.get("type") == "text":
-                    words += len(str(part.get("text", "")).split())
-    return words
-
-
-def _completion_body(request: dict[str, Any], reply: Reply, model: str) -> dict[str, Any]:
-    """An OpenAI-shaped chat.completion body for `reply`, honouring logprobs/token-id flags."""
-    tokens = reply.text.split()
-    prompt_tokens = (
-        reply.prompt_tokens if reply.prompt_tokens is not None else _request_words(request)
-    )
-    completion_tokens = (
-        reply.completion_tokens if reply.completion_tokens is not None else len(tokens)
-    )
-    choice: dict[str, Any] = {
-        "index": 0,
-        "message": {"role": "assistant", "content": reply.text},
-        "finish_reason": reply.finish_reason,
-        "logprobs": None,
-    }
-    if request.get("logprobs"):
-        choice["logprobs"] = {
-            "content": [
-                {"token": tok, "logprob": -1.0, "bytes": list(tok.encode()), "top_logprobs": []}
-                for tok in tokens
-            ]
-        }
-    body: dict[str, Any] = {
-        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": request.get("model") or model,
-        "choices": [choice],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
-    }
-    if request.get("return_token_ids"):
-        body["prompt_token_ids"] = [_FAKE_TOKEN_BASE + i for i in range(prompt_tokens)]
-        choice["token_ids"] = [_FAKE_TOKEN_BASE + i for i in range(completion_tokens)]
-    return body
-
-
-def _error_body(status: int, message: str) -> dict[str, Any]:
-    if status == 429:
-        kind = "rate_limit_error"
-    elif status >= 500:
-        kind = "server_error"
-    else:
-        kind = _ERROR_TYPES.get(status, "invalid_request_error")
-    try:
-        phrase = http.HTTPStatus(status).phrase
-    except ValueError:
-        phrase = "Error"
-    return {"error": {"message": message or phrase, "type": kind, "code": status}}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -206,22 +74,22 @@ class _Handler(BaseHTTPRequestHandler):
                 model["max_model_len"] = scripted.max_model_len
             self._send_json(200, {"object": "list", "data": [model]})
         else:
-            self._send_json(404, _error_body(404, f"no route GET {path}"))
+            self._send_json(404, error_body(404, f"no route GET {path}"))
 
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         if path != "/v1/chat/completions":
-            self._send_json(404, _error_body(404, f"no route POST {path}"))
+            self._send_json(404, error_body(404, f"no route POST {path}"))
             return
         try:
             request = json.loads(raw)
         except ValueError as exc:
-            self._send_json(400, _error_body(400, f"request body is not JSON: {exc}"))
+            self._send_json(400, error_body(400, f"request body is not JSON: {exc}"))
             return
         if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
-            self._send_json(400, _error_body(400, "request needs a 'messages' list"))
+            self._send_json(400, error_body(400, "request needs a 'messages' list"))
             return
         request[CALLER] = {  # who asked: the client's role headers (agents.requests)
             key: self.headers.get(header)
@@ -234,7 +102,7 @@ class _Handler(BaseHTTPRequestHandler):
             reply = scripted._responder(request)
         except Exception as exc:  # a broken responder is a 500 the test will see, not a hang
             log.exception("scripted responder raised")
-            self._send_json(500, _error_body(500, f"responder raised {exc!r}"))
+            self._send_json(500, error_body(500, f"responder raised {exc!r}"))
             return
         if isinstance(reply, str):
             reply = Reply(text=reply)
@@ -249,11 +117,11 @@ class _Handler(BaseHTTPRequestHandler):
             headers = {"Content-Type": "text/plain; charset=utf-8", **reply.headers}
             self._send(reply.status, reply.raw_body, headers)
         elif reply.status != 200:
-            self._send_json(reply.status, _error_body(reply.status, reply.text), reply.headers)
+            self._send_json(reply.status, error_body(reply.status, reply.text), reply.headers)
         elif request.get("stream"):
-            self._send_stream(request, reply, _completion_body(request, reply, scripted.model))
+            self._send_stream(request, reply, completion_body(request, reply, scripted.model))
         else:
-            self._send_json(200, _completion_body(request, reply, scripted.model), reply.headers)
+            self._send_json(200, completion_body(request, reply, scripted.model), reply.headers)
 
     def _drop(self) -> None:
         self.close_connection = True
@@ -361,7 +229,7 @@ class ScriptedServer:
         port: int = 0,
         max_model_len: int | None = None,
     ) -> None:
-        self._responder = _as_responder(responder)
+        self._responder = as_responder(responder)
         self.latency_s = latency_s
         self.model = model
         self.max_model_len = max_model_len  # listed at /v1/models, as SGLang and vLLM list it
