@@ -55,11 +55,31 @@ def files_under(root: Path) -> set[Path]:
 
 
 FIXTURES = Path(__file__).parent / "fixtures" / "benchmarks"
+DOC_FIXTURES = Path(__file__).parent / "fixtures" / "doc_benchmarks"
 
 
-def stage(name: str, tmp_path: Path) -> Path:
-    """A writable copy of a fixture folder under tests/fixtures/benchmarks."""
-    return Path(shutil.copytree(FIXTURES / name, tmp_path / name))
+def stage(name: str, tmp_path: Path, fixtures: Path = FIXTURES) -> Path:
+    """A writable copy of a fixture folder (under tests/fixtures/benchmarks by default)."""
+    return Path(shutil.copytree(fixtures / name, tmp_path / name))
+
+
+def image_bytes(color: tuple[int, int, int], fmt: str = "PNG") -> bytes:
+    """A tiny real 8x8 RGB image, PNG or JPEG (cv2 and numpy are core; Pillow is not)."""
+    import cv2
+    import numpy as np
+
+    pixels = np.full((8, 8, 3), color[::-1], dtype=np.uint8)  # BGR
+    ok, data = cv2.imencode(".jpg" if fmt == "JPEG" else ".png", pixels)
+    assert ok
+    return data.tobytes()
+
+
+def place_image(root: Path, relative: str, color=(200, 30, 30)) -> Path:
+    """A tiny image at ``root / relative``, JPEG for a .jpg name, else PNG."""
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(image_bytes(color, "JPEG" if path.suffix == ".jpg" else "PNG"))
+    return path
 
 
 def problems(result) -> dict[str, str]:

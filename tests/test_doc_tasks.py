@@ -1,60 +1,24 @@
-"""ChartQAPro, SlideVQA and VQAonline: loaders on small fixtures in the real formats (tiny
-images made here), and tables of messy model outputs per scorer."""
+"""SlideVQA and VQAonline: loaders on small fixtures in the real formats (tiny images made
+here) and tables of messy model outputs per scorer; the contract every document task keeps
+(ChartQAPro's own tests: test_doc_chartqapro.py)."""
 
 from __future__ import annotations
 
 import doctest
 import json
 import math
-import shutil
 from pathlib import Path
 
 import pytest
 
-from evals.records import sample_from_json, sample_to_json
 from evals.results import by_category, per_item_stats
 from evals.sample import Sample
 from evals.scorers import chartqapro as chartqapro_scoring
 from evals.scorers import slidevqa as slidevqa_scoring
 from evals.tasks import chartqapro, documents, slidevqa, vqaonline
+from tests.downloads import DOC_FIXTURES, image_bytes, place_image, problems, stage, write_parquet
 
-FIXTURES = Path(__file__).parent / "fixtures" / "doc_benchmarks"
 TASKS = (chartqapro.TASK, slidevqa.TASK, vqaonline.TASK)
-
-
-def stage(name: str, tmp_path: Path) -> Path:
-    """A writable copy of a fixture folder."""
-    return Path(shutil.copytree(FIXTURES / name, tmp_path / name))
-
-
-def image_bytes(color: tuple[int, int, int], fmt: str = "PNG") -> bytes:
-    """A tiny real 8x8 image (cv2 and numpy are core dependencies; Pillow is not)."""
-    import cv2
-    import numpy as np
-
-    pixels = np.full((8, 8, 3), color[::-1], dtype=np.uint8)  # BGR
-    ok, data = cv2.imencode(".jpg" if fmt == "JPEG" else ".png", pixels)
-    assert ok
-    return data.tobytes()
-
-
-def place(root: Path, relative: str, color=(200, 30, 30)) -> Path:
-    path = root / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fmt = "JPEG" if path.suffix == ".jpg" else "PNG"
-    path.write_bytes(image_bytes(color, fmt))
-    return path
-
-
-def write_parquet(path: Path, rows: list[dict]) -> None:
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(rows), path)
-
-
-def problems(result) -> dict[str, str]:
-    return {err.record_id: err.problem for err in result.errors}
 
 
 def test_doctests_pass():
@@ -83,156 +47,6 @@ def test_doctests_pass():
 )
 def test_final_answer_strips_the_board_study_prefix(response, text, formatted):
     assert documents.final_answer(response) == (text, formatted)
-
-
-# ----------------------------------------------------------------------------- ChartQAPro
-
-
-@pytest.mark.parametrize(
-    ("target", "prediction", "flags", "expected"),
-    [
-        ("12.5", "12.9", ["NO"], 1.0),  # 3.2% off
-        ("12.5", "13.2", ["NO"], 0.0),  # 5.6% off
-        ("50%", "50", ["NO"], 1.0),  # "%" stripped on both sides
-        ("50", "51.5%", ["NO"], 1.0),
-        ("0", "0.0", ["NO"], 1.0),  # a gold of 0 needs exactly 0
-        ("0", "0.01", ["NO"], 0.0),
-        ("1234", "1,234", ["NO"], 0.8),  # float() rejects commas: ANLS 1 - 1/5
-        ("-3.5", "-3.6", ["NO"], 1.0),
-        ("2016", "2017", ["NO"], 1.0),  # as a number, 0.05% off ...
-        ("2016", "2017", ["YES"], 0.0),  # ... but a year must match exactly
-        ("2016", "2016.0", ["YES"], 0.0),
-        ("Canada", " CANADA ", ["NO"], 1.0),
-        ("United States", "United State", ["NO"], 1 - 1 / 13),
-        ("Paris", "London", ["NO"], 0.0),
-        ("a", "A", ["NO"], 1.0),
-        ("[Asia, Europe]", "['Asia', 'Europe']", ["NO"], 1.0),
-        ("[Asia, Europe]", "['Europe', 'Asia']", ["NO"], 0.0),  # order matters
-        ("[Asia, Europe]", "['Asia']", ["NO"], 0.5),  # a missing item scores 0
-        ("[Asia, Europe]", "['Asia', 'Europe', 'Africa']", ["NO"], 2 / 3),
-        ("[Asia, Europe]", "Asia, Europe", ["NO"], 0.0),  # not a list literal: one item
-        ("[2009, 2010]", "['2009', '2011']", ["YES"], 0.5),  # flag repeated per item
-        ("[10, 20]", "[10.2, 19.5]", ["NO"], 1.0),
-        ("[New York, Boston]", "['New York', 'Boston']", ["NO"], (0.875 + 1) / 2),  # quirk
-        ("unanswerable", "Unanswerable", ["NO"], 1.0),
-    ],
-)
-def test_relaxed_correctness_follows_the_released_script(target, prediction, flags, expected):
-    assert chartqapro_scoring.relaxed_correctness(target, prediction, flags) == pytest.approx(
-        expected
-    )
-
-
-def chart_sample(target: str, qtype: str = "Factoid", flags=("NO",)) -> Sample:
-    return Sample(
-        "0",
-        "",
-        "q",
-        "p",
-        "open_ended",
-        target,
-        categories={"question_type": qtype},
-        extra={"year_flags": list(flags)},
-    )
-
-
-@pytest.mark.parametrize(
-    ("response", "target", "qtype", "flags", "robust", "paper"),
-    [
-        ("Final Answer: 12.9%.", "12.5", "Factoid", ["NO"], 1.0, 1.0),
-        ("It rises.\nFinal Answer: 1,200.", "1,200", "Factoid", ["NO"], 1.0, 1.0),
-        ("<think>2016 or 2017</think>\nFinal Answer: 2017", "2016", "Factoid", ["YES"], 0.0, 0.0),
-        ("**Final Answer:** ['Asia', 'Europe']", "[Asia, Europe]", "Factoid", ["NO"], 1.0, 1.0),
-        ("Final Answer: fals", "False", "Fact Checking", ["NO"], 0.8, 0.0),  # ANLS vs exact
-        ("Final Answer: b", "b", "Multi Choice", ["NO"], 1.0, 1.0),
-        ("I cannot read the chart.", "24%", "Hypothetical", ["NO"], 0.0, 0.0),
-        ("Final Answer: Asia", "Asia", "Conversational", ["NO"], 1.0, 1.0),
-    ],
-)
-def test_chartqapro_score_on_messy_outputs(response, target, qtype, flags, robust, paper):
-    sample = chart_sample(target, qtype, flags)
-    got = chartqapro.score(response, sample, "robust").metrics
-    assert got["score"] == got["relaxed_accuracy"] == pytest.approx(robust)
-    assert chartqapro.score(response, sample, "paper").metrics["score"] == pytest.approx(paper)
-    assert got["formatted"] == float("Final Answer" in response)
-    whole = chartqapro.score(response, sample).metrics  # official: the whole reply
-    assert whole["relaxed_accuracy"] <= 1.0 and "formatted" not in whole
-    with pytest.raises(ValueError, match="no profile"):
-        chartqapro.score(response, sample, "lmms_eval")
-
-
-def test_chartqapro_loads_jsonl(tmp_path):
-    root = stage("chartqapro", tmp_path)
-    for i, name in enumerate(("chart_bar", "chart_line", "chart_pie")):
-        place(root, f"images/{name}.png", (40 * i, 90, 200))
-    result = chartqapro.load(root)
-    assert [s.id for s in result.samples] == ["0", "1", "2", "3", "4", "5", "6"]
-    assert problems(result) == {
-        "7": "missing field(s) Answer",
-        "8": "Year flags are empty",
-        "9": "the last Answer is blank",
-        "line 11": problems(result)["line 11"],
-    }
-    assert problems(result)["line 11"].startswith("not JSON")
-    assert result.missing_media == [str(root / "images" / "not_downloaded.png")]
-    assert result.notes["format"] == "jsonl"
-    by_id = {s.id: s for s in result.samples}
-    assert by_id["0"].media == str(root / "images" / "chart_bar.png")
-    assert by_id["0"].cluster == by_id["1"].cluster == "chart_bar.png"
-    assert by_id["1"].extra["year_flags"] == ["YES"]
-    conv = by_id["3"]
-    assert conv.target == "Asia" and conv.question == "Which of them is larger?"
-    assert conv.extra["year_flags"] == ["NO"]  # the last flag only
-    assert "Conversation:\nQ: Which two regions exceed 40%?\nA: [Asia, Europe]" in conv.prompt
-    fact = by_id["4"]
-    assert fact.prompt.startswith("Energy mix of the country in 2020")
-    assert "true or false" in fact.prompt
-    assert "letters only" in by_id["2"].prompt
-    for sample in result.samples:
-        assert sample.kind == "open_ended"
-        assert sample.prompt.endswith(documents.ANSWER_FORMAT)
-        assert sample_from_json(json.loads(json.dumps(sample_to_json(sample)))) == sample
-    assert {s.categories["question_type"] for s in result.samples} == {
-        "Factoid",
-        "Multi Choice",
-        "Conversational",
-        "Fact Checking",
-        "Hypothetical",
-    }
-
-
-def test_chartqapro_loads_hf_parquet_and_extracts_images_once(tmp_path):
-    red, blue = image_bytes((255, 0, 0)), image_bytes((0, 0, 255), "JPEG")
-    row = {
-        "Question": ["What is the peak?"],
-        "Answer": ["42"],
-        "Question Type": "Factoid",
-        "Year": ["NO"],
-        "Paragraph": "",
-    }
-    rows = [
-        {**row, "image": {"bytes": red, "path": None}},
-        {**row, "image": {"bytes": red, "path": None}, "Answer": ["43"]},
-        {**row, "image": {"bytes": blue, "path": "chart.jpg"}},
-        {**row, "image": {"bytes": None, "path": None}},
-    ]
-    write_parquet(tmp_path / "data" / "test-00000-of-00001.parquet", rows)
-    result = chartqapro.load(tmp_path)
-    assert [s.id for s in result.samples] == ["0", "1", "2"]
-    assert list(problems(result)) == ["3"] and "no path or bytes" in problems(result)["3"]
-    assert result.missing_media == [] and result.notes["format"] == "parquet"
-    first, second, third = result.samples
-    assert first.media == second.media and first.cluster == second.cluster
-    assert Path(first.media).suffix == ".png" and Path(third.media).suffix == ".jpg"
-    assert Path(first.media).read_bytes() == red
-    assert Path(first.media).parent == tmp_path / "extracted_images"
-    again = chartqapro.load(tmp_path)  # reuses the written files
-    assert [s.media for s in again.samples] == [s.media for s in result.samples]
-
-
-def test_chartqapro_missing_annotations_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no annotations"):
-        chartqapro.load(tmp_path)
 
 
 # ----------------------------------------------------------------------------- SlideVQA
@@ -292,11 +106,11 @@ def test_slidevqa_score_on_messy_outputs(response, target, robust, official):
 
 
 def test_slidevqa_loads_github_jsonl_with_deck_folders(tmp_path):
-    root = stage("slidevqa", tmp_path)
+    root = stage("slidevqa", tmp_path, DOC_FIXTURES)
     deck = root / "images" / "test" / "cloud-strategy-2019"
     for page in (1, 2):  # page 3 was never downloaded
-        place(deck, f"cloud-strategy-2019-{page}-1024.jpg", (page * 60, 10, 10))
-    place(root, "images/test/hr-onboarding/hr-onboarding-1-1024.jpg")
+        place_image(deck, f"cloud-strategy-2019-{page}-1024.jpg", (page * 60, 10, 10))
+    place_image(root, "images/test/hr-onboarding/hr-onboarding-1-1024.jpg")
     result = slidevqa.load(root)
     assert [s.id for s in result.samples] == ["1001", "1002", "1003", "2001"]
     assert problems(result) == {
@@ -372,9 +186,9 @@ def test_vqaonline_squad_scores(response, target, em, f1):
 
 
 def test_vqaonline_loads_json_list(tmp_path):
-    root = stage("vqaonline", tmp_path)
-    place(root, "images1/fruit_uyuni.png")
-    place(root, "images/plant_morocco.png", (0, 120, 0))
+    root = stage("vqaonline", tmp_path, DOC_FIXTURES)
+    place_image(root, "images1/fruit_uyuni.png")
+    place_image(root, "images/plant_morocco.png", (0, 120, 0))
     result = vqaonline.load(root)
     assert [s.id for s in result.samples] == ["0", "1", "2"]
     assert set(problems(result)) == {"3", "4", "5"}
@@ -390,7 +204,7 @@ def test_vqaonline_loads_json_list(tmp_path):
 def test_vqaonline_loads_an_object_of_records(tmp_path):
     records = {"4360": {"image": "a.png", "question": "What?", "context": "", "answer": "A."}}
     (tmp_path / "test.json").write_text(json.dumps(records))
-    place(tmp_path, "a.png")
+    place_image(tmp_path, "a.png")
     result = vqaonline.load(tmp_path)
     assert [s.id for s in result.samples] == ["4360"] and result.missing_media == []
 
