@@ -24,6 +24,8 @@ def make_verify_gate(llm: ChatModel, board: Board):
         ctx = runtime.context
         result = dict(task["result"])
         model_calls: list[ModelCall] = []
+        # true for every finding routed here, except one a thread saved by an older graph
+        # (which sent every note through this gate) resumes with: that one is written as is
         if needs_verification(ctx, result):
             window = Window(
                 task["video"],
