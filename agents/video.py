@@ -36,6 +36,9 @@ BACKENDS = ("pyav", "decord")
 SAMPLINGS = ("exact", "keyframe")  # the frame nearest each time, or the keyframe nearest it
 THREAD_TYPE = "AUTO"  # frame threads: lower latency for a little more CPU (bench/README.md)
 DECODE_THREADS = min(4, os.cpu_count() or 1)  # bounds frames in flight, so memory, per decode
+# Frame threads pay from 640x360 up (1.1-1.6x faster); on smaller frames they save no wall
+# time and cost 20-85% more CPU, paid on every sample of a batch eval (bench/decode_threads.py).
+THREADED_MIN_PIXELS = 640 * 360
 SEEK_GAP = 2.0  # seconds; without a keyframe index, seek for targets further ahead than this
 SKIP_MARGIN = 1.0  # seconds; non-reference frames further than this before a target are skipped
 
@@ -233,13 +236,19 @@ def _frames(
         yield from packet.decode()
 
 
+def decoder_threads(info: VideoInfo) -> tuple[str, int]:
+    """(thread type, thread count) for decoding this video's frames."""
+    if info.width * info.height >= THREADED_MIN_PIXELS:
+        return THREAD_TYPE, DECODE_THREADS
+    return "SLICE", 1
+
+
 def _nearest_frames(
     container: av.container.InputContainer, info: VideoInfo, targets: list[float]
 ) -> Iterator[tuple[float, av.VideoFrame, float]]:
     """Yield (target, frame, frame time) for the frame nearest each of the sorted targets."""
     stream = _video_stream(container, info.path)
-    stream.thread_type = THREAD_TYPE
-    stream.codec_context.thread_count = DECODE_THREADS
+    stream.thread_type, stream.codec_context.thread_count = decoder_threads(info)
     start = _start_seconds(stream)
     keyframes = _keyframe_times(stream, start)
     margin = max(SKIP_MARGIN, 3.0 / info.fps)
