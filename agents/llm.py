@@ -114,7 +114,7 @@ class OpenAIChatModel:
         text after what the broken one sent. Otherwise (or if the server answers one JSON body
         anyway) ``on_text`` gets the whole text once."""
         model = await self.model_name()
-        sent = await asyncio.to_thread(request.wire)
+        sent = request.wire() if request.ready else await asyncio.to_thread(request.wire)
         params = request.params
         extra_body = dict(self.extra_body)
         if request.prefill is not None and not await self._template_opens(request.prefill):

@@ -68,10 +68,23 @@ class ModelRequest:
 
     def wire(self) -> list[dict[str, Any]]:
         """The messages as a server reads them: frames decoded into `<t seconds>` texts and
-        JPEG data URLs (decodes video: call it off the event loop)."""
+        JPEG data URLs (decodes video unless `ready`: call it off the event loop)."""
+        kept = self.__dict__.get("_wire")
+        if kept is not None:
+            return list(kept)
         from agents.prompts import expand_frames  # prompts imports video; keep this light
 
         return expand_frames(self.messages)
+
+    def prepare(self) -> None:
+        """Build the wire messages now and keep them, so that sending needs no decoding
+        (decodes video: call it off the event loop)."""
+        self.__dict__["_wire"] = self.wire()  # a frozen dataclass still has a __dict__
+
+    @property
+    def ready(self) -> bool:
+        """Whether `wire` decodes nothing: the request has no frames, or was prepared."""
+        return "_wire" in self.__dict__ or not self.frame_count
 
 
 def frame_refs(messages: Iterable[Mapping[str, Any]]) -> Iterable[dict[str, Any]]:

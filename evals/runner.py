@@ -14,7 +14,8 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agents import video
-from agents.completion import ChatModel
+from agents.completion import ChatModel, Completion
+from agents.requests import ModelRequest
 from agents.sampling import overview_count
 from agents.scoring.extract import extract_answer
 from agents.video import VideoError
@@ -49,14 +50,20 @@ class EvalOutcome:
 
 
 class RequestLimit:
-    """A ChatModel that lets at most `limit` of its requests reach the endpoint at once."""
+    """A ChatModel that lets at most `limit` of its requests reach the endpoint at once.
+
+    A request's frames are decoded before it takes a place: a place held while a video
+    decodes is a request the endpoint could be serving.
+    """
 
     def __init__(self, llm: ChatModel, limit: int) -> None:
         self.llm, self._gate = llm, asyncio.Semaphore(limit)
 
-    async def complete(self, *args, **kwargs):
+    async def complete(self, request: ModelRequest, **kwargs) -> Completion:
+        if not request.ready:
+            await asyncio.to_thread(request.prepare)
         async with self._gate:
-            return await self.llm.complete(*args, **kwargs)
+            return await self.llm.complete(request, **kwargs)
 
 
 def results_path(folder: Path, profile: str) -> Path:
