@@ -11,8 +11,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from langgraph.checkpoint.memory import InMemorySaver
-
 from agents import video
 from agents.completion import ChatModel, Completion
 from agents.requests import ModelRequest
@@ -129,7 +127,9 @@ async def evaluate(
     board = Board(folder / "board.sqlite")
     # `concurrency` bounds the requests in flight at the endpoint; twice as many samples
     # are in progress, so preparing and logging some overlaps the others' requests.
-    graph = compile_graph(RequestLimit(llm, concurrency), board, checkpointer=InMemorySaver())
+    # No checkpointer: a crashed sample is rerun whole, never resumed, and a failed one
+    # keeps its partial trace from the stream (`graphs.run`).
+    graph = compile_graph(RequestLimit(llm, concurrency), board)
     gate = asyncio.Semaphore(2 * concurrency)
     scores: list[float] = []
 
@@ -211,7 +211,6 @@ async def _run_sample(
                     prompt=prompt,
                     context=context,
                     run_id=run_id if votes == 1 else f"{run_id}-v{k}",
-                    durability="exit",  # a crashed sample is rerun whole, never resumed
                 )
                 for k in range(votes)
             )

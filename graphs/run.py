@@ -95,12 +95,19 @@ async def run_question(
             run_id = snapshot.values["run_id"]
             log.info("thread %s already finished as run %s", thread_id, run_id)
             return await _finished(board, run_id, thread_id)
+    # Without a checkpointer the state after the last finished step comes with the stream,
+    # so that a failed run's trace keeps what it did before the failure.
+    modes = ["updates"] if graph.checkpointer is not None else ["updates", "values"]
+    last_values: dict[str, Any] = {}
     try:
-        updates = graph.astream(
-            payload, config, context=context, stream_mode="updates", durability=durability
+        stream = graph.astream(
+            payload, config, context=context, stream_mode=modes, durability=durability
         )
-        async for update in updates:
-            for node, values in update.items():
+        async for mode, chunk in stream:
+            if mode == "values":
+                last_values = chunk
+                continue
+            for node, values in chunk.items():
                 if on_update is not None and isinstance(values, dict):
                     on_update(node, values)
     except asyncio.CancelledError:
@@ -108,7 +115,7 @@ async def run_question(
         raise
     except EndpointError as exc:
         log.error("run %s failed: %s", run_id, exc)
-        values = (await graph.aget_state(config)).values if graph.checkpointer else {}
+        values = (await graph.aget_state(config)).values if graph.checkpointer else last_values
         trace = build_trace(
             {"run_id": run_id, **(payload or {}), **values},
             context,

@@ -182,6 +182,21 @@ async def test_an_endpoint_failure_is_a_failed_run_not_an_answer(needle_video, b
     assert board.trace(result.run_id)["error"] == result.error
 
 
+@pytest.mark.parametrize("checkpointer", [InMemorySaver, None], ids=["saver", "no-saver"])
+async def test_a_failed_run_keeps_the_trace_of_what_it_did_before(
+    needle_video, board, checkpointer
+):
+    """Without a checkpointer (a batch eval, a training rollout) the partial state comes
+    from the stream: the same calls and costs as a checkpointer's last state."""
+    model = ScriptedModel(main=[calls((0, 10), (10, 20)), endpoint_down()])
+    saver = checkpointer() if checkpointer else None
+    result = await ask(model, board, needle_video, checkpointer=saver)
+    assert result.status == "failed" and "endpoint down" in result.error
+    assert result.trace["cost"]["model_calls"] == 3 and result.trace["cost"]["tool_calls"] == 2
+    assert [n["content"] for n in result.trace["notes"]] == ["a red circle at 12 seconds"] * 2
+    assert board.trace(result.run_id)["cost"] == result.trace["cost"]
+
+
 async def test_resume_reruns_only_the_failed_subagent(needle_video, board):
     saver = InMemorySaver()
     failing = {"armed": True}
