@@ -4,6 +4,7 @@ pick overview frames, open the run."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -42,13 +43,15 @@ def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel):
         if too_big:  # fail before decoding: the run is recorded, with the settings to change
             overview = {"video": info.path, "timestamps": [], "max_pixels": 0}
         elif not _same_overview(overview, info.path, times, ctx):  # a follow-up reuses them
-            overview = await asyncio.to_thread(  # keyframe sampling reads the file's packets
+            part = functools.partial(
                 prompts.frames_part,
                 info.path,
                 times,
                 ctx.overview_max_pixels,
                 sampling=ctx.overview_sampling,
-            )
+            )  # only keyframe sampling reads the file (its packets): the rest is arithmetic
+            keyframes = ctx.overview_sampling == "keyframe"
+            overview = await asyncio.to_thread(part) if keyframes else part()
         report("overview", run_id=q.run_id, frames=len(overview["timestamps"]))
         await asyncio.to_thread(
             board.start_run,
