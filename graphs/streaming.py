@@ -64,7 +64,7 @@ class TokenStream:
     def send(self, piece: str) -> None:
         """Take the next piece of generated text; tell the callbacks what became visible."""
         self._text += piece
-        if self._run is None:
+        if self._run is None or not self.listening:  # nobody takes tokens: the end tells all
             return
         shown = visible(self._text)
         if not shown.startswith(self._shown) or shown == self._shown:
@@ -79,5 +79,6 @@ class TokenStream:
         if error is not None:
             self._run.on_llm_error(error)
             return
-        message = AIMessage(content=self._shown, id=self.message_id)
+        shown = self._shown if self.listening else visible(self._text)
+        message = AIMessage(content=shown, id=self.message_id)
         self._run.on_llm_end(LLMResult(generations=[[ChatGeneration(message=message)]]))
