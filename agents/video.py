@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import av
 import cv2
@@ -438,6 +439,7 @@ async def adecode_frames(
     return await asyncio.to_thread(decode_frames, path, timestamps, **kw)
 
 
+DECODE_POOL: Any = None  # worker processes that decode instead (agents.decode_pool)
 FRAME_CACHE = FrameCache(max_entries=256, disk_dir=os.environ.get("PARAVT_FRAME_CACHE"))
 
 
@@ -461,8 +463,8 @@ def encode_frames(
 
     def make() -> tuple[Frame, ...]:
         FRAME_CACHE.stats["frames_decoded"] += len(times)
-        frames = decode_frames(p, times, max_pixels=max_pixels, region=band, sampling=sampling)
-        return tuple(frames)
+        decode = DECODE_POOL.decode if DECODE_POOL is not None else decode_frames
+        return tuple(decode(p, times, max_pixels=max_pixels, region=band, sampling=sampling))
 
     return FRAME_CACHE.get_or_make(
         key,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
@@ -13,6 +14,7 @@ from typing import Any
 
 from agents import video
 from agents.completion import ChatModel, Completion
+from agents.decode_pool import decode_processes
 from agents.requests import ModelRequest
 from agents.sampling import overview_count
 from agents.scoring.extract import extract_answer
@@ -125,11 +127,11 @@ async def evaluate(
         video.FRAME_CACHE.set_disk_dir(Path(out_root) / ".frame_cache")
     context = Context(**spec.context)
     board = Board(folder / "board.sqlite")
-    # `concurrency` bounds the requests in flight at the endpoint; twice as many samples
-    # are in progress, so preparing and logging some overlaps the others' requests.
     # No checkpointer: a crashed sample is rerun whole, never resumed, and a failed one
     # keeps its partial trace from the stream (`graphs.run`).
     graph = compile_graph(RequestLimit(llm, concurrency), board)
+    # `concurrency` bounds the requests in flight at the endpoint; twice as many samples
+    # are in progress, so preparing and logging some overlaps the others' requests.
     gate = asyncio.Semaphore(2 * concurrency)
     scores: list[float] = []
 
@@ -145,8 +147,11 @@ async def evaluate(
             on_sample(record, sum(scores) / len(scores) if scores else None)
 
     tasks = [asyncio.create_task(run_one(i, s)) for i, s in todo]
+    # frames decode in worker processes: the loop's thread is what a batch is short of
+    decoding = decode_processes() if todo else contextlib.nullcontext()
     try:
-        await asyncio.gather(*tasks)
+        with decoding:
+            await asyncio.gather(*tasks)
     except BaseException:
         for pending in tasks:  # a crash stops the whole run; the next run resumes it
             pending.cancel()
