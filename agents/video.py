@@ -37,9 +37,10 @@ BACKENDS = ("pyav", "decord")
 SAMPLINGS = ("exact", "keyframe")  # the frame nearest each time, or the keyframe nearest it
 THREAD_TYPE = "AUTO"  # frame threads: lower latency for a little more CPU (bench/README.md)
 DECODE_THREADS = min(4, os.cpu_count() or 1)  # bounds frames in flight, so memory, per decode
-# Frame threads pay from 640x360 up (1.1-1.6x faster); on smaller frames they save no wall
-# time and cost 20-85% more CPU, paid on every sample of a batch eval (bench/decode_threads.py).
-THREADED_MIN_PIXELS = 640 * 360
+# Frame threads are 1.1-1.7x faster from 640x360 up and about even at 320x240, where a
+# fan-out's windows still finish sooner with them; on 128x96 frames they are slower and cost
+# 50-90% more CPU, paid on every sample of a batch eval (bench/decode_threads.py).
+THREADED_MIN_PIXELS = 320 * 240
 SEEK_GAP = 2.0  # seconds; without a keyframe index, seek for targets further ahead than this
 SKIP_MARGIN = 1.0  # seconds; non-reference frames further than this before a target are skipped
 

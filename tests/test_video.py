@@ -341,16 +341,16 @@ def test_decord_backend_names_the_extra(video):
         decode_frames(video.path, [1.0], backend="decord")
 
 
-def test_frame_threads_only_for_large_frames_and_they_change_no_pixel(video, tmp_path, monkeypatch):
-    """Small frames decode on one thread (threads would only add CPU); 640x360 and up use
+def test_frame_threads_only_from_320x240_and_they_change_no_pixel(video, tmp_path, monkeypatch):
+    """Tiny frames decode on one thread (threads would only add CPU); 320x240 and up use
     frame threads. Either way the decoded frames are the same."""
     import agents.video as vid
 
-    large = make_video(tmp_path / "large.mp4", seed=3, duration=8.0, width=640, height=360)
-    assert vid.decoder_threads(probe(video.path)) == ("SLICE", 1)
-    assert vid.decoder_threads(probe(large.path)) == (vid.THREAD_TYPE, vid.DECODE_THREADS)
-    times = [0.5, 3.0, 7.5]
-    threaded = [f.jpeg for f in decode_frames(large.path, times)]
+    tiny = make_video(tmp_path / "tiny.mp4", seed=3, duration=8.0, width=128, height=96)
+    assert vid.decoder_threads(probe(tiny.path)) == ("SLICE", 1)
+    assert vid.decoder_threads(probe(video.path)) == (vid.THREAD_TYPE, vid.DECODE_THREADS)
+    times = [0.5, 30.0, 59.5]
+    threaded = [f.jpeg for f in decode_frames(video.path, times)]
     monkeypatch.setattr(vid, "THREADED_MIN_PIXELS", 1 << 62)
-    assert vid.decoder_threads(probe(large.path)) == ("SLICE", 1)
-    assert [f.jpeg for f in decode_frames(large.path, times)] == threaded
+    assert vid.decoder_threads(probe(video.path)) == ("SLICE", 1)
+    assert [f.jpeg for f in decode_frames(video.path, times)] == threaded
