@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +31,7 @@ from graphs.builder import compile_graph  # noqa: E402
 from graphs.checkpointer import open_checkpointer  # noqa: E402
 from graphs.context import Context  # noqa: E402
 from graphs.run import run_question  # noqa: E402
-from serving.launch import endpoint_ready, free_port  # noqa: E402
+from serving.launch import scripted_process  # noqa: E402
 from serving.scripted import role_of  # noqa: E402
 
 CALLS = (
@@ -55,24 +54,7 @@ async def bench(runs: int, overview_frames: int) -> dict:
     video = make_video(work / "v.mp4", seed=1, duration=60.0)
     context = Context(overview_frames=overview_frames)
     per_turn_ms = []
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "serving.scripted",
-            "--port",
-            str(port),
-            "--responder",
-            "bench.graph_overhead:reply",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-    )
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        while not endpoint_ready(base_url):
-            time.sleep(0.1)
+    with scripted_process("--responder", "bench.graph_overhead:reply", cwd=ROOT) as base_url:
         async with (
             OpenAIChatModel(base_url) as llm,
             open_checkpointer(work / "checkpoints.sqlite") as saver,
@@ -89,9 +71,6 @@ async def bench(runs: int, overview_frames: int) -> dict:
                 main_turns = sum(1 for c in result.trace["model_calls"] if c["agent"] == "main")
                 if i >= 3:  # the first runs decode frames and warm caches
                     per_turn_ms.append(1000 * elapsed / main_turns)
-    finally:
-        server.terminate()
-        server.wait()
     return {
         "overview_frames": overview_frames,
         "runs": runs,

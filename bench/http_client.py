@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 import httpx2  # noqa: E402
 
-from serving.launch import endpoint_ready, free_port  # noqa: E402
+from serving.launch import scripted_process  # noqa: E402
 
 BODY = b'{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":8}'
 LIBRARIES = {"httpx": httpx, "httpx2": httpx2}
@@ -50,15 +49,7 @@ async def cpu_per_request(library, url: str, in_flight: int, requests: int) -> f
 
 
 def main() -> None:
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "serving.scripted", "--port", str(port)],
-        cwd=ROOT, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        while not endpoint_ready(base):
-            time.sleep(0.1)
+    with scripted_process(cwd=ROOT) as base:
         results = []
         for in_flight in (1, 5, 16):
             rounds: dict[str, list[float]] = {name: [] for name in LIBRARIES}
@@ -75,9 +66,6 @@ def main() -> None:
                     for n, v in rounds.items()
                 }
             )
-    finally:
-        server.terminate()
-        server.wait()
     report = {
         "what": "client CPU per chat request, median of 3 alternated rounds of 300",
         "versions": {name: library.__version__ for name, library in LIBRARIES.items()},

@@ -20,7 +20,6 @@ import asyncio
 import io
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,7 +43,7 @@ from graphs.context import Context  # noqa: E402
 from graphs.regime import served_context  # noqa: E402
 from graphs.report import RunDisplay  # noqa: E402
 from graphs.run import run_question  # noqa: E402
-from serving.launch import endpoint_ready, free_port  # noqa: E402
+from serving.launch import scripted_process  # noqa: E402
 from serving.scripted import role_of  # noqa: E402
 
 KS = (2, 5, 16)
@@ -136,20 +135,8 @@ async def replay(sent: list[httpx2.Request]) -> float:
 
 
 def bench(k: int, runs: int) -> dict:
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "serving.scripted", "--port", str(port),
-         "--responder", f"bench.run_overhead:reply_{k}"],
-        cwd=ROOT, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        while not endpoint_ready(base_url):
-            time.sleep(0.1)
+    with scripted_process("--responder", f"bench.run_overhead:reply_{k}", cwd=ROOT) as base_url:
         return asyncio.run(measure(base_url, k, runs))
-    finally:
-        server.terminate()
-        server.wait()
 
 
 async def measure(base_url: str, k: int, runs: int) -> dict:

@@ -175,3 +175,16 @@ def test_cpu_serve_answers_models_and_stops_with_its_launcher(tmp_path):
         process.terminate()
         process.wait(timeout=30)
     assert not endpoint_ready(base_url, timeout=1.0), "the server stops with app.py serve"
+
+
+def test_scripted_process_serves_for_the_block_and_stops_after():
+    from serving.launch import scripted_process
+
+    with scripted_process("--latency", "0") as base_url:
+        assert endpoint_ready(base_url)
+        body = httpx.post(
+            base_url + "/chat/completions",
+            json={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+        ).json()
+        assert body["choices"][0]["message"]["content"]
+    assert not endpoint_ready(base_url)
