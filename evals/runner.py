@@ -146,19 +146,18 @@ async def evaluate(
         if on_sample:
             on_sample(record, sum(scores) / len(scores) if scores else None)
 
-    tasks = [asyncio.create_task(run_one(i, s)) for i, s in todo]
     # frames decode in worker processes: the loop's thread is what a batch is short of
-    decoding = decode_processes() if todo else contextlib.nullcontext()
-    try:
-        with decoding:
+    with decode_processes() if todo else contextlib.nullcontext():
+        tasks = [asyncio.create_task(run_one(i, s)) for i, s in todo]
+        try:
             await asyncio.gather(*tasks)
-    except BaseException:
-        for pending in tasks:  # a crash stops the whole run; the next run resumes it
-            pending.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
-    finally:
-        board.close()
+        except BaseException:
+            for pending in tasks:  # a crash stops the whole run; the next run resumes it
+                pending.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        finally:
+            board.close()
     latest = sample_log.read()
     records = score_records(task, [latest[s.id] for s in samples if s.id in latest], profile)
     results = summarize(

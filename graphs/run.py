@@ -13,7 +13,7 @@ import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
@@ -58,16 +58,14 @@ async def run_question(
     run_id: str | None = None,
     thread_id: str | None = None,
     on_update: UpdateCallback | None = None,
-    durability: Literal["sync", "async", "exit"] | None = None,
 ) -> RunResult:
     """Run (or resume, if `thread_id` has an unfinished checkpoint) one question.
 
     A missing or unreadable video raises `agents.video.VideoError` before anything starts.
     An endpoint that still fails after retries returns a `failed` result, with the partial
     trace stored on the board; rerunning with the same thread id resumes from the last
-    checkpoint, so finished sub-agents are not asked again. `durability` is LangGraph's:
-    "exit" saves one checkpoint when the run ends (a batch that reruns a crashed sample
-    from the start needs no more), the default one per step.
+    checkpoint, so finished sub-agents are not asked again. Without a checkpointer (a batch
+    eval, a training rollout) a failed run's trace comes from the stream instead.
     """
     context = context or Context()
     await asyncio.to_thread(video.probe, video_path)
@@ -100,9 +98,7 @@ async def run_question(
     modes = ["updates"] if graph.checkpointer is not None else ["updates", "values"]
     last_values: dict[str, Any] = {}
     try:
-        stream = graph.astream(
-            payload, config, context=context, stream_mode=modes, durability=durability
-        )
+        stream = graph.astream(payload, config, context=context, stream_mode=modes)
         async for mode, chunk in stream:
             if mode == "values":
                 last_values = chunk
