@@ -113,6 +113,20 @@ class SqliteCheckpointer(SqliteSaver):
         if not self.is_setup:
             self._retried(super().setup)
 
+    def open_log(self) -> None:
+        """Set NORMAL sync and make this connection's first write now, when the file is
+        opened: a connection's first commit opens the write-ahead log and its index, 0.6-2.5
+        ms here, which would otherwise land on a run's first step. The write stores the
+        schema's own ``user_version`` unchanged."""
+
+        def rewrite_version() -> None:
+            (version,) = self.conn.execute("PRAGMA user_version").fetchone()
+            self.conn.execute(f"PRAGMA user_version = {int(version)}")
+            self.conn.commit()
+
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self._retried(rewrite_version)
+
     def put(self, config, checkpoint, metadata, new_versions):
         put = super().put
         return self._retried(lambda: put(config, checkpoint, metadata, new_versions))
@@ -173,7 +187,7 @@ async def open_checkpointer(
         saver = SqliteCheckpointer(conn, busy_timeout_s=busy_timeout_s)
         try:
             await saver._in_worker(saver.setup)
-            await saver._in_worker(lambda: conn.execute("PRAGMA synchronous=NORMAL"))
+            await saver._in_worker(saver.open_log)
             yield saver
         finally:
             saver.close()

@@ -125,3 +125,17 @@ async def test_a_write_behind_another_processs_lock_leaves_the_loop_free_and_in_
     with sqlite3.connect(path) as conn:
         rows = conn.execute("select task_id from writes order by rowid").fetchall()
     assert rows == [("a",), ("b",), ("c",)]
+
+
+async def test_reopening_the_file_makes_the_connections_first_write_at_once(tmp_path):
+    """A connection's first commit opens the write-ahead log: done when the file opens, not
+    on a run's first step; the write changes nothing in the file."""
+    path = tmp_path / "checkpoints.sqlite"
+    async with open_checkpointer(path):
+        pass
+    wal = tmp_path / "checkpoints.sqlite-wal"
+    assert not wal.exists() or wal.stat().st_size == 0  # the last close folded it back
+    async with open_checkpointer(path) as saver:
+        assert wal.stat().st_size > 0
+        assert saver.conn.execute("PRAGMA user_version").fetchone() == (0,)
+        assert saver.conn.execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
