@@ -52,8 +52,10 @@ class TokenStream:
 
     async def __aenter__(self) -> TokenStream:
         config = ensure_config()
-        if config.get("callbacks"):  # inside a graph run that has handlers to tell
+        if config.get("callbacks"):  # inside a graph run: does it have handlers to tell?
             manager = get_callback_manager_for_config(config)
+            if not manager.handlers:  # `app.py run`'s updates stream: no one to tell
+                return self
             self.listening = any(isinstance(h, _StreamingCallbackHandler) for h in manager.handlers)
             runs = manager.on_chat_model_start(
                 {"name": "paravt-main-agent"}, [[]], run_id=uuid.uuid4()

@@ -3,7 +3,7 @@ without a listener no per-token work is done, and the end still carries the visi
 
 from __future__ import annotations
 
-from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.callbacks import AsyncCallbackManager, BaseCallbackHandler
 from langchain_core.runnables.config import var_child_runnable_config
 
 from graphs.streaming import TokenStream
@@ -57,3 +57,15 @@ async def test_without_a_listener_no_tokens_are_told_but_the_end_is():
     stream = await turn(tracer)
     assert not stream.listening
     assert tracer.tokens == [] and tracer.ends == ["It is red\n\n"]
+
+
+async def test_a_run_whose_manager_has_no_handlers_starts_no_chat_model_run():
+    # what `app.py run` gets: LangGraph's callback manager with nobody on it
+    token = var_child_runnable_config.set({"callbacks": AsyncCallbackManager(handlers=[])})
+    try:
+        async with TokenStream("msg-1") as stream:
+            for piece in PIECES:
+                stream.send(piece)
+    finally:
+        var_child_runnable_config.reset(token)
+    assert stream._run is None and not stream.listening
