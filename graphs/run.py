@@ -69,6 +69,8 @@ async def run_question(
     """
     context = context or Context()
     await asyncio.to_thread(video.probe, video_path)
+    # a thread named here is new: there is nothing to resume, nor a finished run to return
+    may_exist = thread_id is not None or run_id is not None
     run_id = run_id or uuid.uuid4().hex[:12]
     thread_id = thread_id or run_id
     config = {"configurable": {"thread_id": thread_id}}
@@ -82,7 +84,7 @@ async def run_question(
         payload["kind"] = kind
     if prompt:
         payload["prompt"] = prompt
-    if graph.checkpointer is not None:
+    if graph.checkpointer is not None and may_exist:
         snapshot = await graph.aget_state(config)
         if snapshot.next:
             log.info("resuming thread %s at %s", thread_id, ", ".join(snapshot.next))
