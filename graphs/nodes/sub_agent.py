@@ -35,20 +35,8 @@ def make_sub_agent(llm: ChatModel, board: Board):
         times = tuple(frames["timestamps"])
         model_calls: list[ModelCall] = []
         usage = {"prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.0}
-        # Decode here, in the parallel branch: the main agent's request then hits the cache.
-        await asyncio.to_thread(
-            video.encode_frames,
-            window.video,
-            times,
-            ctx.crop_max_pixels,
-            tuple(region) if region else None,
-        )
-        report(
-            "frames", run_id=task["run_id"], turn=window.turn, call=window.index, frames=len(times)
-        )
-        if ctx.tool_result == "frames":
-            content = f"{len(times)} frames from {window.start:.1f} - {window.end:.1f} seconds."
-        else:
+        request = None
+        if ctx.tool_result != "frames":
             request = subagent_request(
                 window,
                 frames,
@@ -57,6 +45,24 @@ def make_sub_agent(llm: ChatModel, board: Board):
                 temperature=ctx.subagent_temperature,
                 max_tokens=ctx.summary_max_tokens,
             )
+        # Decode here, in the parallel branch (the main agent's next request then hits the
+        # cache), and build what the request sends in the same trip off the loop.
+        if request is not None:
+            await asyncio.to_thread(request.prepare)
+        else:
+            await asyncio.to_thread(
+                video.encode_frames,
+                window.video,
+                times,
+                ctx.crop_max_pixels,
+                tuple(region) if region else None,
+            )
+        report(
+            "frames", run_id=task["run_id"], turn=window.turn, call=window.index, frames=len(times)
+        )
+        if request is None:
+            content = f"{len(times)} frames from {window.start:.1f} - {window.end:.1f} seconds."
+        else:
             completion = await llm.complete(request)
             content = completion.text.strip()
             usage = {
