@@ -26,6 +26,7 @@ from agents.protocol import THINK_PREFIX
 from agents.synthetic import QAItem, read_manifest
 from agents.video import VideoError
 from evals.cli import add_eval_commands
+from graphs import event_loop
 from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.checkpointer import open_checkpointer
@@ -207,7 +208,7 @@ def _add_question_arguments(parser: argparse.ArgumentParser) -> None:
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
     display = RunDisplay(console)
     began = time.perf_counter()
-    result = asyncio.run(
+    result = event_loop.run(
         _run(args, settings, args.video, args.question, args.options, on_update=display)
     )
     return _report(result, args, display, wall_s=time.perf_counter() - began)
@@ -236,7 +237,7 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     with _endpoint(settings) as endpoint:
         settings = dataclasses.replace(settings, endpoint=endpoint)
         began = time.perf_counter()
-        result = asyncio.run(
+        result = event_loop.run(
             _run(args, settings, video, question, options, DEMO_CONTEXT, prompt, display)
         )
     return _report(result, args, display, wall_s=time.perf_counter() - began, item=item)

@@ -8,7 +8,9 @@ client sent in the run (not the warm-up's) is then replayed with a bare client o
 HTTP library (httpx2), in the same order and the same concurrency (a turn's sub-agent calls
 at once): what is left is graph, checkpoint, board, prompt building and the client. Frames
 are warm (decoded by a first, untimed run), as when a session asks several questions of one
-video. Target: under 20 ms per main turn at K = 5.
+video. Run and replay share the event loop app.py runs on (`graphs.event_loop`: uvloop when
+installed; PARAVT_EVENT_LOOP=asyncio for asyncio's own). Target: under 20 ms per main turn
+at K = 5.
 
     python bench/run_overhead.py [--runs 15]   # writes bench/run_overhead.json
 """
@@ -36,6 +38,7 @@ from agents.llm import OpenAIChatModel  # noqa: E402
 from agents.protocol import THINK_PREFIX  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
 from agents.transport import default_http_client  # noqa: E402
+from graphs import event_loop  # noqa: E402
 from graphs.board import Board  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
 from graphs.checkpointer import open_checkpointer  # noqa: E402
@@ -136,7 +139,7 @@ async def replay(sent: list[httpx2.Request]) -> float:
 
 def bench(k: int, runs: int) -> dict:
     with scripted_process("--responder", f"bench.run_overhead:reply_{k}", cwd=ROOT) as base_url:
-        return asyncio.run(measure(base_url, k, runs))
+        return event_loop.run(measure(base_url, k, runs))  # the loop app.py runs on
 
 
 async def measure(base_url: str, k: int, runs: int) -> dict:
@@ -155,6 +158,7 @@ async def measure(base_url: str, k: int, runs: int) -> dict:
     return {
         "k": k,
         "runs": runs,
+        "event_loop": type(asyncio.get_running_loop()).__module__.split(".")[0],
         "main_turns_per_run": 2,
         "chat_requests_per_run": sum(r.method == "POST" for r in recorder.sent),
         "median_run_ms_per_main_turn": round(statistics.median(walls), 2),

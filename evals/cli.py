@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -22,6 +21,7 @@ from evals.runner import EvalRefused, evaluate, results_path
 from evals.spec import EvalSpec
 from evals.study import STUDY_CONFIGS, run_study
 from evals.tasks import TASKS, get_task
+from graphs import event_loop
 from graphs.context import Context, add_context_arguments, context_from_args
 from graphs.settings import Settings
 
@@ -114,7 +114,7 @@ def cmd_eval_run(args: argparse.Namespace, settings: Settings) -> int:
     task = get_task(args.task)
     context = context_from_args(args, Context(**task.context))
     options = _loader_options(args)
-    return asyncio.run(_eval_run(args, settings, task, context, options))
+    return event_loop.run(_eval_run(args, settings, task, context, options))
 
 
 async def _eval_run(args, settings: Settings, task, context: Context, options) -> int:
@@ -259,7 +259,7 @@ def cmd_eval_study(args: argparse.Namespace, settings: Settings) -> int:
                 resamples=args.resamples,
             )
 
-    report = asyncio.run(go())
+    report = event_loop.run(go())
     console.print(report.read_text())
     console.print(f"report: {report}")
     return 0
