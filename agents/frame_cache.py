@@ -67,6 +67,15 @@ class FrameCache:
                 self._inflight.pop(key, None)
             return value
 
+    def peek(self, key: Hashable) -> Any:
+        """The value for ``key`` if it is in memory now, else None; never makes or loads one."""
+        with self._lock:
+            if key not in self._memory:
+                return None
+            self._memory.move_to_end(key)
+            self.stats["memory_hits"] += 1
+            return self._memory[key]
+
     def clear_memory(self) -> None:
         with self._lock:
             self._memory.clear()

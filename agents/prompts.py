@@ -203,32 +203,39 @@ def subagent_messages(
     ]
 
 
-def expand_frames(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Replace frame references with `<t seconds>` texts and JPEG data-URL images."""
+def expand_frames(
+    messages: Iterable[Mapping[str, Any]], *, cached_only: bool = False
+) -> list[dict[str, Any]] | None:
+    """Replace frame references with `<t seconds>` texts and JPEG data-URL images; with
+    ``cached_only``, None unless every frame set is in memory (then nothing is decoded)."""
     expanded = []
     for message in messages:
         content = message.get("content")
         if isinstance(content, list):
             parts: list[dict[str, Any]] = []
             for part in content:
-                if part.get("type") == FRAMES_PART:
-                    parts.extend(_frame_parts(part))
-                else:
+                if part.get("type") != FRAMES_PART:
                     parts.append(dict(part))
+                    continue
+                frame_parts = _frame_parts(part, cached_only)
+                if frame_parts is None:
+                    return None
+                parts.extend(frame_parts)
             message = {**message, "content": parts}
         expanded.append(dict(message))
     return expanded
 
 
-def _frame_parts(ref: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _frame_parts(ref: Mapping[str, Any], cached_only: bool) -> list[dict[str, Any]] | None:
     region = tuple(ref["region"]) if ref.get("region") else None
-    frames = video.encode_frames(
-        ref["video"],
-        tuple(ref["timestamps"]),
-        ref["max_pixels"],
-        region=region,
-        sampling=ref.get("sampling", "exact"),
-    )
+    args = (ref["video"], tuple(ref["timestamps"]), ref["max_pixels"], region)
+    sampling = ref.get("sampling", "exact")
+    if cached_only:
+        frames = video.cached_frames(*args, sampling=sampling)
+        if frames is None:
+            return None
+    else:
+        frames = video.encode_frames(*args, sampling=sampling)
     info = video.probe(ref["video"])
     parts: list[dict[str, Any]] = []
     for frame in frames:

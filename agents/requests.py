@@ -76,10 +76,18 @@ class ModelRequest:
 
         return expand_frames(self.messages)
 
-    def prepare(self) -> None:
+    def prepare(self, *, cached_only: bool = False) -> bool:
         """Build the wire messages now and keep them, so that sending needs no decoding
-        (decodes video: call it off the event loop)."""
-        self.__dict__["_wire"] = self.wire()  # a frozen dataclass still has a __dict__
+        (decodes video: call it off the event loop). With ``cached_only`` nothing is decoded:
+        the request is prepared only if every frame set is in memory. Returns `ready`."""
+        if self.ready:
+            return True
+        from agents.prompts import expand_frames
+
+        wire = expand_frames(self.messages, cached_only=cached_only)
+        if wire is not None:
+            self.__dict__["_wire"] = wire  # a frozen dataclass still has a __dict__
+        return wire is not None
 
     @property
     def ready(self) -> bool:

@@ -456,11 +456,7 @@ def encode_frames(
     Keyed by resolved path, mtime and size; `FRAME_CACHE.set_disk_dir(...)` (or the
     PARAVT_FRAME_CACHE variable) keeps the frames across processes and reruns.
     """
-    p, st = _resolve(path)
-    times = tuple(float(t) for t in timestamps)
-    band = tuple(float(r) for r in region) if region is not None else None
-    key = (str(p), st.st_mtime_ns, st.st_size, times, max_pixels) + ((band,) if band else ())
-    key += (sampling,) if sampling != "exact" else ()
+    p, times, band, key = _frames_key(path, timestamps, max_pixels, region, sampling)
 
     def make() -> tuple[Frame, ...]:
         FRAME_CACHE.stats["frames_decoded"] += len(times)
@@ -473,6 +469,27 @@ def encode_frames(
         dump=_dump_frames,
         load=_load_frames,
     )
+
+
+def cached_frames(
+    path: str | os.PathLike,
+    timestamps: tuple[float, ...],
+    max_pixels: int,
+    region: tuple[float, float] | None = None,
+    sampling: str = "exact",
+) -> tuple[Frame, ...] | None:
+    """`encode_frames`' frames if they are in memory now, else None: a ``stat`` of the file
+    and a lookup, never a decode."""
+    return FRAME_CACHE.peek(_frames_key(path, timestamps, max_pixels, region, sampling)[-1])
+
+
+def _frames_key(path, timestamps, max_pixels, region, sampling):
+    """(resolved path, times, band, cache key) of a frame set."""
+    p, st = _resolve(path)
+    times = tuple(float(t) for t in timestamps)
+    band = tuple(float(r) for r in region) if region is not None else None
+    key = (str(p), st.st_mtime_ns, st.st_size, times, max_pixels) + ((band,) if band else ())
+    return p, times, band, key + ((sampling,) if sampling != "exact" else ())
 
 
 def _dump_frames(frames: tuple[Frame, ...]) -> list[tuple[dict, bytes]]:

@@ -15,19 +15,20 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlite_utils
 
 from graphs import owners
-from graphs.sqlite_locks import BUSY_TIMEOUT_S, retry_locked
+from graphs.sqlite_locks import BUSY_TIMEOUT_S, is_locked, retry_locked
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2  # 2: runs.owner
+_T = TypeVar("_T")
 RUN_STATUSES = ("running", "answered", "no_answer", "failed", "interrupted")
 
 
@@ -75,7 +76,7 @@ class Board:
         self.busy_timeout_s = busy_timeout_s
         conn = sqlite3.connect(self.path, check_same_thread=False, timeout=busy_timeout_s)
         self._db = sqlite_utils.Database(conn)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # reentrant: `at_once` holds it around a method
         retry_locked(self._open_schema, busy_timeout_s)
         # WAL with NORMAL sync: a commit survives the process being killed, and only an OS
         # crash or power loss can drop the last few, never corrupt the file. FULL would
@@ -294,6 +295,30 @@ class Board:
             cursor = self._db.conn.execute(sql, params)
             names = [column[0] for column in cursor.description]
             return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def at_once(
+        self, method: Callable[..., _T], /, *args: Any, **kwargs: Any
+    ) -> tuple[bool, _T | None]:
+        """``(True, method(*args, **kwargs))`` if this board's call can run now without waiting
+        (for its lock in this process, or SQLite's in another); ``(False, None)`` if it would
+        wait, and then nothing was written. For a caller that must not block, an event loop."""
+        if not self._lock.acquire(blocking=False):
+            return False, None
+        conn = self._db.conn
+        try:
+            conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                return True, method(*args, **kwargs)
+            except sqlite3.OperationalError as exc:
+                if not is_locked(exc):
+                    raise
+                if conn.in_transaction:
+                    conn.rollback()
+                return False, None
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+        finally:
+            self._lock.release()
 
     def close(self) -> None:
         with self._lock:

@@ -7,10 +7,9 @@ written once, as the same row, with the same progress event.
 
 from __future__ import annotations
 
-import asyncio
-
 from graphs.board import Board, Note
 from graphs.context import Context
+from graphs.offload import board_call
 from graphs.progress import report
 from graphs.state import ToolResult, VerifyTask
 
@@ -21,7 +20,7 @@ def needs_verification(ctx: Context, result: ToolResult) -> bool:
 
 
 async def post_note(board: Board, task: VerifyTask, result: ToolResult) -> None:
-    """Write ``result`` as the board's note for its call (off the event loop) and report it."""
+    """Write ``result`` as the board's note for its call (`graphs.offload`) and report it."""
     usage = task["usage"]
     note = Note(
         run_id=task["run_id"],
@@ -38,7 +37,7 @@ async def post_note(board: Board, task: VerifyTask, result: ToolResult) -> None:
         completion_tokens=usage["completion_tokens"],
         latency_s=usage["latency_s"],
     )
-    await asyncio.to_thread(board.add_note, note)
+    await board_call(board, board.add_note, note)
     report(
         "note",
         run_id=task["run_id"],

@@ -22,6 +22,7 @@ from agents.completion import EndpointError
 from graphs import owners
 from graphs.board import Board
 from graphs.context import Context
+from graphs.offload import board_call
 from graphs.traces import Trace, build_trace
 
 log = logging.getLogger(__name__)
@@ -145,7 +146,7 @@ def _claim(board: Board, run_id: str, thread_id: str) -> None:
 
 
 async def _finished(board: Board, run_id: str, thread_id: str) -> RunResult:
-    trace = await asyncio.to_thread(board.trace, run_id)
+    trace = await board_call(board, board.trace, run_id)
     if trace is None:
         raise RuntimeError(f"run {run_id} ended without reaching the finish node")
     return RunResult(

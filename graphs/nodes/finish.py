@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from graphs.board import Board
 from graphs.context import Context
+from graphs.offload import board_call
 from graphs.state import State
 from graphs.traces import build_trace
 
@@ -20,7 +19,8 @@ def make_finish(board: Board):
         ctx = runtime.context
         thread_id = str(config.get("configurable", {}).get("thread_id", state["run_id"]))
         trace = build_trace(state, ctx, thread_id=thread_id, error=state.get("refusal"))
-        await asyncio.to_thread(
+        await board_call(
+            board,
             board.finish_run,
             state["run_id"],
             status=state["status"],

@@ -11,6 +11,7 @@ from graphs.calls import validate_calls
 from graphs.chat_view import answer_message, main_message_id, tool_turn_message
 from graphs.context import Context
 from graphs.length import coverage_instruction
+from graphs.offload import prepare_if_cached
 from graphs.prefetch import WindowPrefetch
 from graphs.progress import report
 from graphs.state import State
@@ -56,6 +57,7 @@ def make_main_agent(llm: ChatModel):
 
             # stream only for a listener or for the prefetch: parsing events costs CPU
             streamed = stream.listening or not forced
+            prepare_if_cached(request)  # frames in memory: no trip to a thread to send them
             completion = await llm.complete(request, on_text=on_text if streamed else None)
             if not streamed:
                 stream.send(completion.text)

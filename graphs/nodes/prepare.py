@@ -21,6 +21,7 @@ from graphs.board import Board
 from graphs.budget import budget_problem, served_context_length, window_frames_cap
 from graphs.chat_input import MediaRefused
 from graphs.context import Context
+from graphs.offload import board_call
 from graphs.progress import report
 from graphs.state import CallRecord, State
 
@@ -53,7 +54,8 @@ def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel):
             keyframes = ctx.overview_sampling == "keyframe"
             overview = await asyncio.to_thread(part) if keyframes else part()
         report("overview", run_id=q.run_id, frames=len(overview["timestamps"]))
-        await asyncio.to_thread(
+        await board_call(
+            board,
             board.start_run,
             q.run_id,
             video=info.path,

@@ -15,6 +15,7 @@ from agents.sub_turn import Window, readable_notes, subagent_request, window_fra
 from graphs.board import Board
 from graphs.context import Context
 from graphs.notes import needs_verification, post_note
+from graphs.offload import prepare_request
 from graphs.progress import report
 from graphs.state import ModelCall, SubAgentTask, ToolResult, VerifyTask
 from graphs.traces import model_call
@@ -48,7 +49,7 @@ def make_sub_agent(llm: ChatModel, board: Board):
         # Decode here, in the parallel branch (the main agent's next request then hits the
         # cache), and build what the request sends in the same trip off the loop.
         if request is not None:
-            await asyncio.to_thread(request.prepare)
+            await prepare_request(request)
         else:
             await asyncio.to_thread(
                 video.encode_frames,
