@@ -48,3 +48,19 @@ async def test_turns_and_notes_are_shown_as_they_land(needle_video, board, board
     assert all(f"){verdict}: a red circle at 12 seconds" in line for line in lines[4:6])
     assert "  think: The helper saw [bold]red." in lines  # model text is never markup
     assert lines[-1] == "  answered: 'A'"
+
+
+@pytest.mark.parametrize("colour", [False, True])
+def test_a_note_is_one_line_coloured_only_on_a_colour_terminal_and_never_with_control_codes(
+    colour,
+):
+    out = io.StringIO()
+    console = Console(file=out, width=200, force_terminal=colour, color_system="standard")
+    display = RunDisplay(console if colour else Console(file=out, width=200))
+    result = {
+        "turn": 0, "index": 2, "start": 10.0, "end": 20.0, "timestamps": [10.0, 15.0],
+        "verdict": None, "content": "a red\r circle\x07 [cyan]x[/cyan]\tend",
+    }  # fmt: skip
+    display("sub_agent", {"model_calls": [], "tool_results": [result]})
+    label = "\x1b[36msub-agent\x1b[0m" if colour else "sub-agent"
+    assert out.getvalue() == f"{label} #2 10-20 s (2 frames): a red circle [cyan]x[/cyan]\tend\n"
