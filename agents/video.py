@@ -183,7 +183,19 @@ def frame_label(info: VideoInfo, t: float, region: Sequence[float] | None = None
 def probe(path: str | os.PathLike) -> VideoInfo:
     """Read duration, frame rate, size and codec; cached per (path, mtime, size)."""
     p, st = _resolve(path)
-    return _probe_cached(str(p), st.st_mtime_ns, st.st_size)
+    info = _probe_cached(str(p), st.st_mtime_ns, st.st_size)
+    _PROBED[(str(p), st.st_mtime_ns, st.st_size)] = info
+    return info
+
+
+def probed(path: str | os.PathLike) -> VideoInfo | None:
+    """`probe`'s answer if this process has probed this version of the file, else None: a
+    ``stat``, never an open."""
+    p, st = _resolve(path)
+    return _PROBED.get((str(p), st.st_mtime_ns, st.st_size))
+
+
+_PROBED: dict[tuple[str, int, int], VideoInfo] = {}  # what `probe` answered, for `probed`
 
 
 def _encode(bgr: np.ndarray, size: tuple[int, int], quality: int) -> bytes:

@@ -2,8 +2,9 @@
 
 On a server's loop (a LangGraph server flags blocking calls) and in tests every call here
 goes to a thread, as before. On a command's loop (`graphs.event_loop.owned`) a call that
-cannot wait runs in place: a request whose frames are all in memory is prepared there, and a
-board call that can take its locks at once is made there. Anything that would decode video
+cannot wait runs in place: a video probed before is probed again there, a request whose
+frames are all in memory is prepared there, and a board call that can take its locks at once
+is made there. Anything that would decode video
 or wait for another process's lock still goes to a thread.
 """
 
@@ -13,6 +14,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from agents import video
 from agents.requests import ModelRequest
 from graphs import event_loop
 from graphs.board import Board
@@ -25,6 +27,12 @@ async def prepare_request(request: ModelRequest) -> None:
     if event_loop.owned() and request.prepare(cached_only=True):
         return
     await asyncio.to_thread(request.prepare)
+
+
+async def probe(path: str) -> video.VideoInfo:
+    """`video.probe(path)`: in place if this process has probed the file, else in a thread."""
+    info = video.probed(path) if event_loop.owned() else None
+    return info if info is not None else await asyncio.to_thread(video.probe, path)
 
 
 def prepare_if_cached(request: ModelRequest) -> None:

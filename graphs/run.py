@@ -17,12 +17,10 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
-from agents import video
 from agents.completion import EndpointError
-from graphs import owners
+from graphs import offload, owners
 from graphs.board import Board
 from graphs.context import Context
-from graphs.offload import board_call
 from graphs.traces import Trace, build_trace
 
 log = logging.getLogger(__name__)
@@ -69,7 +67,7 @@ async def run_question(
     eval, a training rollout) a failed run's trace comes from the stream instead.
     """
     context = context or Context()
-    await asyncio.to_thread(video.probe, video_path)
+    await offload.probe(video_path)
     # a thread named here is new: there is nothing to resume, nor a finished run to return
     may_exist = thread_id is not None or run_id is not None
     run_id = run_id or uuid.uuid4().hex[:12]
@@ -146,7 +144,7 @@ def _claim(board: Board, run_id: str, thread_id: str) -> None:
 
 
 async def _finished(board: Board, run_id: str, thread_id: str) -> RunResult:
-    trace = await board_call(board, board.trace, run_id)
+    trace = await offload.board_call(board, board.trace, run_id)
     if trace is None:
         raise RuntimeError(f"run {run_id} ended without reaching the finish node")
     return RunResult(

@@ -94,3 +94,15 @@ def test_on_the_command_loop_a_locked_board_call_goes_to_a_thread_and_is_made(tm
 
     run = event_loop.run(start())
     assert run is not None and run["status"] == "running"
+
+
+def test_a_video_probed_before_is_probed_in_place_and_a_changed_one_is_not(tmp_path, needle_video):
+    import shutil
+
+    copy = shutil.copy(needle_video.path, tmp_path / "v.mp4")
+    assert video.probed(copy) is None
+    info = event_loop.run(offload.probe(copy))  # first time: opened in a thread
+    assert video.probed(copy) == info and info.duration == 60.0
+    with open(copy, "ab") as f:  # another version of the file: probed again
+        f.write(b"\0")
+    assert video.probed(copy) is None

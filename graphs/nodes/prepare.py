@@ -16,12 +16,12 @@ from langgraph.runtime import Runtime
 from agents import prompts, video
 from agents.completion import ChatModel
 from agents.sampling import overview_count
+from graphs import offload
 from graphs.asking import humans, next_question
 from graphs.board import Board
 from graphs.budget import budget_problem, served_context_length, window_frames_cap
 from graphs.chat_input import MediaRefused
 from graphs.context import Context
-from graphs.offload import board_call
 from graphs.progress import report
 from graphs.state import CallRecord, State
 
@@ -31,7 +31,7 @@ def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel):
         ctx = runtime.context
         try:
             q = next_question(state, ctx, roots)
-            info = await asyncio.to_thread(video.probe, q.video)
+            info = await offload.probe(q.video)
         except (MediaRefused, video.VideoError) as exc:
             return refusal(state, str(exc))
         thread_id = str(config.get("configurable", {}).get("thread_id", q.run_id))
@@ -54,7 +54,7 @@ def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel):
             keyframes = ctx.overview_sampling == "keyframe"
             overview = await asyncio.to_thread(part) if keyframes else part()
         report("overview", run_id=q.run_id, frames=len(overview["timestamps"]))
-        await board_call(
+        await offload.board_call(
             board,
             board.start_run,
             q.run_id,
