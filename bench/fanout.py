@@ -18,7 +18,6 @@ each sub-agent decodes its window when it starts, as before). The audit measured
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import statistics
 import subprocess
@@ -33,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from agents import video  # noqa: E402
 from agents.llm import OpenAIChatModel  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
+from graphs import event_loop  # noqa: E402
 from graphs.board import Board  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
 from graphs.context import Context  # noqa: E402
@@ -134,7 +134,8 @@ def main() -> None:
         for run in range(args.runs):
             for offset, arm in enumerate(arms):
                 seed = 2 * run + offset + 1
-                arms[arm].append(asyncio.run(one_run(base_url, work, seed, arm == "prefetch")))
+                run_one = one_run(base_url, work, seed, arm == "prefetch")
+                arms[arm].append(event_loop.run(run_one))  # the loop app.py runs on
     finally:
         server.terminate()
         server.wait()
