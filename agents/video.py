@@ -180,10 +180,15 @@ def frame_label(info: VideoInfo, t: float, region: Sequence[float] | None = None
     return stills.label(info.codec, t, region) if is_still(info) else timestamp_text(t)
 
 
+_PROBED: dict[tuple[str, int, int], VideoInfo] = {}  # what `probe` answered, for `probed`
+
+
 def probe(path: str | os.PathLike) -> VideoInfo:
     """Read duration, frame rate, size and codec; cached per (path, mtime, size)."""
     p, st = _resolve(path)
     info = _probe_cached(str(p), st.st_mtime_ns, st.st_size)
+    if len(_PROBED) >= 4096:  # a long batch over many files: start over, as a cache may
+        _PROBED.clear()
     _PROBED[(str(p), st.st_mtime_ns, st.st_size)] = info
     return info
 
@@ -193,9 +198,6 @@ def probed(path: str | os.PathLike) -> VideoInfo | None:
     ``stat``, never an open."""
     p, st = _resolve(path)
     return _PROBED.get((str(p), st.st_mtime_ns, st.st_size))
-
-
-_PROBED: dict[tuple[str, int, int], VideoInfo] = {}  # what `probe` answered, for `probed`
 
 
 def _encode(bgr: np.ndarray, size: tuple[int, int], quality: int) -> bytes:

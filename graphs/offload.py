@@ -4,8 +4,8 @@ On a server's loop (a LangGraph server flags blocking calls) and in tests every 
 goes to a thread, as before. On a command's loop (`graphs.event_loop.owned`) a call that
 cannot wait runs in place: a video probed before is probed again there, a request whose
 frames are all in memory is prepared there, and a board call that can take its locks at once
-is made there. Anything that would decode video
-or wait for another process's lock still goes to a thread.
+is made there. Anything that would decode video or wait for another process's lock still
+goes to a thread.
 """
 
 from __future__ import annotations
