@@ -7,7 +7,7 @@ it; only the JPEGs come back (`bench/eval_throughput.py`). The frame cache stays
 calling process, so each frame set is still made once.
 
     with decode_processes(1):
-        ...  # every agents.video.encode_frames decode goes to the worker
+        ...  # every agents.frame_store.encode_frames decode goes to the worker
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any
 
-from agents import video
+from agents import frame_store, video
 
 log = logging.getLogger(__name__)
 
@@ -105,11 +105,11 @@ def _exit_with(owner: int) -> None:
 
 @contextmanager
 def decode_processes(workers: int | None = None) -> Iterator[DecodePool]:
-    """Send every frame decode of `agents.video.encode_frames` to worker processes."""
+    """Send every frame decode of `agents.frame_store.encode_frames` to worker processes."""
     pool = DecodePool(workers or default_workers())
-    previous, video.DECODE_POOL = video.DECODE_POOL, pool
+    previous, frame_store.DECODE_POOL = frame_store.DECODE_POOL, pool
     try:
         yield pool
     finally:
-        video.DECODE_POOL = previous
+        frame_store.DECODE_POOL = previous
         pool.close()

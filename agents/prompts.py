@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from agents import video
+from agents import frame_store, video
 from agents.protocol import TOOL_NAME
 
 QuestionKind = Literal["multiple_choice", "grounding", "open_ended"]
@@ -231,16 +231,16 @@ def _frame_parts(ref: Mapping[str, Any], cached_only: bool) -> list[dict[str, An
     args = (ref["video"], tuple(ref["timestamps"]), ref["max_pixels"], region)
     sampling = ref.get("sampling", "exact")
     if cached_only:
-        frames = video.cached_frames(*args, sampling=sampling)
+        frames = frame_store.cached_frames(*args, sampling=sampling)
         if frames is None:
             return None
     else:
-        frames = video.encode_frames(*args, sampling=sampling)
+        frames = frame_store.encode_frames(*args, sampling=sampling)
     info = video.probe(ref["video"])
     parts: list[dict[str, Any]] = []
     for frame in frames:
         parts.append(text_part(video.frame_label(info, frame.timestamp, region)))
-        parts.append({"type": "image_url", "image_url": {"url": video.data_url(frame)}})
+        parts.append({"type": "image_url", "image_url": {"url": frame_store.data_url(frame)}})
     return parts
 
 

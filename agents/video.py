@@ -1,9 +1,9 @@
-"""Probing, frame sampling rules and timestamped JPEG frames: the one module that decodes video."""
+"""Probing, frame sampling rules and timestamped JPEG frames: the one module that decodes video
+(`agents.frame_store` keeps the encoded sets a prompt sends)."""
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import bisect
 import logging
 import math
@@ -14,14 +14,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 import av
 import cv2
 import numpy as np
 
 from agents import stills
-from agents.frame_cache import FrameCache
 from agents.sampling import fit_pixels, nearest_time
 
 # Re-exported: callers sample and decode through one module.
@@ -72,7 +70,7 @@ class Frame:
     jpeg: bytes = field(repr=False)
 
 
-def _resolve(path: str | os.PathLike) -> tuple[Path, os.stat_result]:
+def resolve(path: str | os.PathLike) -> tuple[Path, os.stat_result]:
     """The file (or deck folder) at `path`, resolved, and its stat: one system call for a
     file seen before. Every frame a request shows comes through here, often from worker
     threads, where each extra call (``resolve`` makes one per path component) waits again
@@ -185,7 +183,7 @@ _PROBED: dict[tuple[str, int, int], VideoInfo] = {}  # what `probe` answered, fo
 
 def probe(path: str | os.PathLike) -> VideoInfo:
     """Read duration, frame rate, size and codec; cached per (path, mtime, size)."""
-    p, st = _resolve(path)
+    p, st = resolve(path)
     info = _probe_cached(str(p), st.st_mtime_ns, st.st_size)
     if len(_PROBED) >= 4096:  # a long batch over many files: start over, as a cache may
         _PROBED.clear()
@@ -196,7 +194,7 @@ def probe(path: str | os.PathLike) -> VideoInfo:
 def probed(path: str | os.PathLike) -> VideoInfo | None:
     """`probe`'s answer if this process has probed this version of the file, else None: a
     ``stat``, never an open."""
-    p, st = _resolve(path)
+    p, st = resolve(path)
     return _PROBED.get((str(p), st.st_mtime_ns, st.st_size))
 
 
@@ -361,7 +359,7 @@ def _keyframes_cached(path: str, mtime_ns: int, size: int) -> tuple[float, ...]:
 
 def keyframe_times(path: str | os.PathLike) -> tuple[float, ...]:
     """Presentation times (s) of every keyframe, from the packets; cached per file version."""
-    p, st = _resolve(path)
+    p, st = resolve(path)
     return _keyframes_cached(str(p), st.st_mtime_ns, st.st_size)
 
 
@@ -452,75 +450,3 @@ async def adecode_frames(
 ) -> list[Frame]:
     """decode_frames in a worker thread, so async graph nodes never block the event loop."""
     return await asyncio.to_thread(decode_frames, path, timestamps, **kw)
-
-
-DECODE_POOL: Any = None  # worker processes that decode instead (agents.decode_pool)
-FRAME_CACHE = FrameCache(max_entries=256, disk_dir=os.environ.get("PARAVT_FRAME_CACHE"))
-
-
-def encode_frames(
-    path: str | os.PathLike,
-    timestamps: tuple[float, ...],
-    max_pixels: int,
-    region: tuple[float, float] | None = None,
-    sampling: str = "exact",
-) -> tuple[Frame, ...]:
-    """Cached decode_frames for prompt-time rendering: made once per (file, times, budget).
-
-    Keyed by resolved path, mtime and size; `FRAME_CACHE.set_disk_dir(...)` (or the
-    PARAVT_FRAME_CACHE variable) keeps the frames across processes and reruns.
-    """
-    p, times, band, key = _frames_key(path, timestamps, max_pixels, region, sampling)
-
-    def make() -> tuple[Frame, ...]:
-        FRAME_CACHE.stats["frames_decoded"] += len(times)
-        decode = DECODE_POOL.decode if DECODE_POOL is not None else decode_frames
-        return tuple(decode(p, times, max_pixels=max_pixels, region=band, sampling=sampling))
-
-    return FRAME_CACHE.get_or_make(
-        key,
-        make,
-        dump=_dump_frames,
-        load=_load_frames,
-    )
-
-
-def cached_frames(
-    path: str | os.PathLike,
-    timestamps: tuple[float, ...],
-    max_pixels: int,
-    region: tuple[float, float] | None = None,
-    sampling: str = "exact",
-) -> tuple[Frame, ...] | None:
-    """`encode_frames`' frames if they are in memory now, else None: a ``stat`` of the file
-    and a lookup, never a decode."""
-    return FRAME_CACHE.peek(_frames_key(path, timestamps, max_pixels, region, sampling)[-1])
-
-
-def _frames_key(path, timestamps, max_pixels, region, sampling):
-    """(resolved path, times, band, cache key) of a frame set."""
-    p, st = _resolve(path)
-    times = tuple(float(t) for t in timestamps)
-    band = tuple(float(r) for r in region) if region is not None else None
-    key = (str(p), st.st_mtime_ns, st.st_size, times, max_pixels) + ((band,) if band else ())
-    return p, times, band, key + ((sampling,) if sampling != "exact" else ())
-
-
-def _dump_frames(frames: tuple[Frame, ...]) -> list[tuple[dict, bytes]]:
-    meta = ("timestamp", "requested", "width", "height")
-    return [({k: getattr(f, k) for k in meta}, f.jpeg) for f in frames]
-
-
-def _load_frames(entry) -> tuple[Frame, ...]:
-    return tuple(Frame(jpeg=jpeg, **meta) for meta, jpeg in entry)
-
-
-def data_url(frame: Frame) -> str:
-    """A frame as an OpenAI-style image_url data URL (made once per frame: a cached frame is
-    sent in every request that shows it, and the same string lets the body's JSON encoder
-    reuse its encoding, ``agents.wire_json``)."""
-    url = frame.__dict__.get("_data_url")
-    if url is None:
-        url = "data:image/jpeg;base64," + base64.b64encode(frame.jpeg).decode("ascii")
-        frame.__dict__["_data_url"] = url  # a frozen dataclass still has a __dict__
-    return url

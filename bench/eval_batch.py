@@ -49,14 +49,14 @@ def peak_rss_mb() -> float:
 
 
 async def child(args: argparse.Namespace) -> dict:
-    from agents import video
+    from agents import frame_store
     from agents.llm import OpenAIChatModel
     from evals.runner import evaluate
     from evals.spec import EvalSpec
     from evals.tasks import get_task
     from serving.scripted import ScriptedServer
 
-    video.FRAME_CACHE.set_disk_dir(args.cache)
+    frame_store.FRAME_CACHE.set_disk_dir(args.cache)
     task = get_task("needle")
     options = json.loads(args.options)
     context = {"overview_frames": 8, "crop_max_frames": 16, "max_turns": 1}
@@ -74,7 +74,7 @@ async def child(args: argparse.Namespace) -> dict:
                 task, spec, llm=llm, out_root=args.out, concurrency=args.concurrency
             )
             wall = time.perf_counter() - start
-    stats = dict(video.FRAME_CACHE.stats)
+    stats = dict(frame_store.FRAME_CACHE.stats)
     return {
         "concurrency": args.concurrency,
         "samples": outcome.ran,

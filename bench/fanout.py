@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents import video  # noqa: E402
+from agents import frame_store  # noqa: E402
 from agents.llm import OpenAIChatModel  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
 from graphs import event_loop  # noqa: E402
@@ -125,7 +125,7 @@ def main() -> None:
         cwd=ROOT, stdout=subprocess.DEVNULL,
     )  # fmt: skip
     base_url = f"http://127.0.0.1:{port}/v1"
-    video.FRAME_CACHE.set_disk_dir(None)
+    frame_store.FRAME_CACHE.set_disk_dir(None)
     arms: dict[str, list[dict]] = {"prefetch": [], "at_dispatch": []}
     try:
         while not endpoint_ready(base_url):

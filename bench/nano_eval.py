@@ -28,7 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents import video  # noqa: E402
+from agents import frame_store  # noqa: E402
 from agents.llm import OpenAIChatModel  # noqa: E402
 from agents.protocol import render_turn  # noqa: E402
 from agents.scoring.accuracy import accuracy_reward  # noqa: E402
@@ -143,7 +143,9 @@ def diagnose(folder: Path) -> dict:
         notes = []
         for call in (c for c in trace["model_calls"] if c["agent"].startswith("sub:")):
             ref = next(p for p in call["messages"][-1]["content"] if p.get("type") == "frames")
-            frames = video.encode_frames(ref["video"], tuple(ref["timestamps"]), ref["max_pixels"])
+            frames = frame_store.encode_frames(
+                ref["video"], tuple(ref["timestamps"]), ref["max_pixels"]
+            )
             end = windows[call["agent"]]["end"]
             times = [f.timestamp for f in frames]
             got = call["completion"]["text"].strip()

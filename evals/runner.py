@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agents import video
+from agents import frame_store, video
 from agents.completion import ChatModel, Completion
 from agents.decode_pool import decode_processes
 from agents.requests import ModelRequest
@@ -123,8 +123,10 @@ async def evaluate(
     if on_start:
         on_start(len(samples), len(samples) - len(todo))
 
-    if video.FRAME_CACHE.disk_dir is None:  # decoded frames outlive the run: reruns reuse them
-        video.FRAME_CACHE.set_disk_dir(Path(out_root) / ".frame_cache")
+    if (
+        frame_store.FRAME_CACHE.disk_dir is None
+    ):  # decoded frames outlive the run: reruns reuse them
+        frame_store.FRAME_CACHE.set_disk_dir(Path(out_root) / ".frame_cache")
     context = Context(**spec.context)
     board = Board(folder / "board.sqlite")
     # No checkpointer: a crashed sample is rerun whole, never resumed, and a failed one

@@ -15,7 +15,7 @@ import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 
-from agents import video
+from agents import frame_store
 from agents.protocol import parse
 from agents.sub_turn import Window, window_frames
 from agents.tools import ToolArgumentError, validate_crop
@@ -61,7 +61,7 @@ class WindowPrefetch:
         )  # fmt: skip
         region = frames.get("region")
         future = _POOL.submit(
-            video.encode_frames,
+            frame_store.encode_frames,
             self.path,
             tuple(frames["timestamps"]),
             ctx.crop_max_pixels,

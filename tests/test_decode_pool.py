@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from agents import video
+from agents import frame_store, video
 from agents.decode_pool import decode_processes
 
 
@@ -21,30 +21,30 @@ def test_the_workers_decode_the_same_frames_and_the_cache_keeps_them(
 ):
     times = (5.0, 20.0, 41.5)
     expected = video.decode_frames(needle_video.path, times, max_pixels=4096)
-    monkeypatch.setattr(video, "FRAME_CACHE", video.FrameCache())
+    monkeypatch.setattr(frame_store, "FRAME_CACHE", frame_store.FrameCache())
     monkeypatch.setattr(video, "_decode_pyav", fail_here)  # this process must not decode
     with decode_processes(1) as decoders:
         assert decoders.warm() != os.getpid()
-        frames = video.encode_frames(needle_video.path, times, 4096)
-        again = video.encode_frames(needle_video.path, times, 4096)
+        frames = frame_store.encode_frames(needle_video.path, times, 4096)
+        again = frame_store.encode_frames(needle_video.path, times, 4096)
     assert [f.jpeg for f in frames] == [f.jpeg for f in expected]
     assert [f.timestamp for f in frames] == [f.timestamp for f in expected]
-    assert again is frames and video.FRAME_CACHE.stats["made"] == 1
-    assert video.DECODE_POOL is None  # restored on exit
+    assert again is frames and frame_store.FRAME_CACHE.stats["made"] == 1
+    assert frame_store.DECODE_POOL is None  # restored on exit
 
 
 def test_a_worker_error_is_the_same_video_error(needle_video, monkeypatch):
-    monkeypatch.setattr(video, "FRAME_CACHE", video.FrameCache())
+    monkeypatch.setattr(frame_store, "FRAME_CACHE", frame_store.FrameCache())
     with decode_processes(1), pytest.raises(video.VideoError, match="outside the video"):
-        video.encode_frames(needle_video.path, (999.0,), 4096)
+        frame_store.encode_frames(needle_video.path, (999.0,), 4096)
 
 
 def test_a_dead_worker_is_replaced_and_the_decode_still_done(needle_video, monkeypatch, caplog):
-    monkeypatch.setattr(video, "FRAME_CACHE", video.FrameCache())
+    monkeypatch.setattr(frame_store, "FRAME_CACHE", frame_store.FrameCache())
     with decode_processes(1) as decoders:
         dead = decoders.warm()
         os.kill(dead, signal.SIGKILL)
-        frames = video.encode_frames(needle_video.path, (10.0,), 4096)
+        frames = frame_store.encode_frames(needle_video.path, (10.0,), 4096)
         assert len(frames) == 1 and frames[0].jpeg
         assert decoders.warm() != dead
     assert "a frame decoding process died" in caplog.text

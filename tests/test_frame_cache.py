@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from agents import video
+from agents import frame_store, video
 from agents.frame_cache import FrameCache
 
 
 def test_concurrent_requests_for_one_set_decode_it_once(needle_video, monkeypatch):
     cache = FrameCache()
-    monkeypatch.setattr(video, "FRAME_CACHE", cache)
+    monkeypatch.setattr(frame_store, "FRAME_CACHE", cache)
     times = tuple(video.overview_timestamps(needle_video.duration, 6))
     with ThreadPoolExecutor(8) as pool:
         results = list(
-            pool.map(lambda _: video.encode_frames(needle_video.path, times, 4096), range(16))
+            pool.map(lambda _: frame_store.encode_frames(needle_video.path, times, 4096), range(16))
         )
     assert all(r is results[0] for r in results)
     assert cache.stats["made"] == 1 and cache.stats["frames_decoded"] == 6
@@ -24,24 +24,24 @@ def test_concurrent_requests_for_one_set_decode_it_once(needle_video, monkeypatc
 def test_a_disk_cache_serves_a_fresh_process_without_decoding(needle_video, tmp_path, monkeypatch):
     times = (1.0, 2.0, 3.0)
     first = FrameCache(disk_dir=tmp_path)
-    monkeypatch.setattr(video, "FRAME_CACHE", first)
-    made = video.encode_frames(needle_video.path, times, 4096)
+    monkeypatch.setattr(frame_store, "FRAME_CACHE", first)
+    made = frame_store.encode_frames(needle_video.path, times, 4096)
     second = FrameCache(disk_dir=tmp_path)  # as a rerun would start
-    monkeypatch.setattr(video, "FRAME_CACHE", second)
-    again = video.encode_frames(needle_video.path, times, 4096)
+    monkeypatch.setattr(frame_store, "FRAME_CACHE", second)
+    again = frame_store.encode_frames(needle_video.path, times, 4096)
     assert again == made
     assert second.stats["frames_decoded"] == 0 and second.stats["disk_hits"] == 1
 
 
 def test_a_torn_cache_file_is_made_again(needle_video, tmp_path, monkeypatch):
     cache = FrameCache(disk_dir=tmp_path)
-    monkeypatch.setattr(video, "FRAME_CACHE", cache)
-    video.encode_frames(needle_video.path, (5.0,), 4096)
+    monkeypatch.setattr(frame_store, "FRAME_CACHE", cache)
+    frame_store.encode_frames(needle_video.path, (5.0,), 4096)
     (entry,) = tmp_path.rglob("*.frames")
     entry.write_bytes(entry.read_bytes()[:20])
     fresh = FrameCache(disk_dir=tmp_path)
-    monkeypatch.setattr(video, "FRAME_CACHE", fresh)
-    frames = video.encode_frames(needle_video.path, (5.0,), 4096)
+    monkeypatch.setattr(frame_store, "FRAME_CACHE", fresh)
+    frames = frame_store.encode_frames(needle_video.path, (5.0,), 4096)
     assert len(frames) == 1 and fresh.stats["made"] == 1
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agents import benchmark, video
+from agents import benchmark, frame_store
 from agents.protocol import parse
 from agents.scoring.text import normalize_answer
 from agents.synthetic import Needle, SyntheticVideo
@@ -101,7 +101,9 @@ def test_note_rows_see_the_frames_the_graph_decodes_for_each_window(oracle_trace
             note = next(
                 n for n in trace["notes"] if f"sub:{n['turn']}:{n['index']}" == call["agent"]
             )
-            decoded = video.encode_frames(ref["video"], tuple(ref["timestamps"]), ref["max_pixels"])
+            decoded = frame_store.encode_frames(
+                ref["video"], tuple(ref["timestamps"]), ref["max_pixels"]
+            )
             times = notes.frame_times(note["start"], note["end"], job.video.duration)
             assert times == [f.timestamp for f in decoded]
             assert call["completion"]["text"] == window_note(job.video, times, note["end"])

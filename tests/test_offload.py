@@ -8,7 +8,7 @@ import asyncio
 import sqlite3
 import threading
 
-from agents import video
+from agents import frame_store, video
 from agents.sub_turn import Window, subagent_request, window_frames
 from graphs import event_loop, offload
 from graphs.board import Board
@@ -25,10 +25,12 @@ def window_request(path: str, start: float):
 
 def test_a_request_is_prepared_in_place_only_from_frames_in_memory(needle_video):
     request, frames = window_request(needle_video.path, 31.0)
-    decoded = video.FRAME_CACHE.stats["frames_decoded"]
-    assert video.cached_frames(needle_video.path, tuple(frames["timestamps"]), 128 * 96) is None
+    decoded = frame_store.FRAME_CACHE.stats["frames_decoded"]
+    assert (
+        frame_store.cached_frames(needle_video.path, tuple(frames["timestamps"]), 128 * 96) is None
+    )
     assert request.prepare(cached_only=True) is False and not request.ready
-    assert video.FRAME_CACHE.stats["frames_decoded"] == decoded  # nothing was decoded
+    assert frame_store.FRAME_CACHE.stats["frames_decoded"] == decoded  # nothing was decoded
     full, _ = window_request(needle_video.path, 31.0)
     assert full.prepare() is True  # decodes, into the cache
     again, _ = window_request(needle_video.path, 31.0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from agents import prompts, video
+from agents import frame_store, prompts
 from agents.completion import Completion, Usage
 from agents.requests import ModelRequest
 from evals.runner import RequestLimit
@@ -33,7 +33,7 @@ def test_a_prepared_request_sends_its_frames_without_decoding_again(needle_video
     request.prepare()
     assert request.ready
     copy.unlink()  # nothing left to decode: the kept messages are sent
-    video.FRAME_CACHE.clear_memory()
+    frame_store.FRAME_CACHE.clear_memory()
     sent = request.wire()
     assert sent == fresh and len(images(sent)) == 2
     sent.append({"role": "assistant", "content": "<think>\n"})  # a caller's own list

@@ -9,7 +9,7 @@ from typing import Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
-from agents import video
+from agents import frame_store
 from agents.completion import ChatModel
 from agents.sub_turn import Window, readable_notes, subagent_request, window_frames
 from graphs.board import Board
@@ -52,7 +52,7 @@ def make_sub_agent(llm: ChatModel, board: Board):
             await prepare_request(request)
         else:
             await asyncio.to_thread(
-                video.encode_frames,
+                frame_store.encode_frames,
                 window.video,
                 times,
                 ctx.crop_max_pixels,
