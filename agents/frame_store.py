@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from agents.frame_cache import FrameCache
@@ -55,6 +56,15 @@ def cached_frames(
     """`encode_frames`' frames if they are in memory now, else None: a ``stat`` of the file
     and a lookup, never a decode."""
     return FRAME_CACHE.peek(_frames_key(path, timestamps, max_pixels, region, sampling)[-1])
+
+
+def ref_frames(ref: Mapping[str, Any], *, cached_only: bool = False) -> tuple[Frame, ...] | None:
+    """The frames of a prompt's frame reference (`agents.prompts.frames_part`), by
+    `encode_frames`; with ``cached_only``, by `cached_frames` (None unless in memory)."""
+    region = tuple(ref["region"]) if ref.get("region") else None
+    args = (ref["video"], tuple(ref["timestamps"]), ref["max_pixels"], region)
+    sampling = ref.get("sampling", "exact")
+    return (cached_frames if cached_only else encode_frames)(*args, sampling=sampling)
 
 
 def _frames_key(path, timestamps, max_pixels, region, sampling):

@@ -227,15 +227,10 @@ def expand_frames(
 
 
 def _frame_parts(ref: Mapping[str, Any], cached_only: bool) -> list[dict[str, Any]] | None:
+    frames = frame_store.ref_frames(ref, cached_only=cached_only)
+    if frames is None:
+        return None
     region = tuple(ref["region"]) if ref.get("region") else None
-    args = (ref["video"], tuple(ref["timestamps"]), ref["max_pixels"], region)
-    sampling = ref.get("sampling", "exact")
-    if cached_only:
-        frames = frame_store.cached_frames(*args, sampling=sampling)
-        if frames is None:
-            return None
-    else:
-        frames = frame_store.encode_frames(*args, sampling=sampling)
     info = video.probe(ref["video"])
     parts: list[dict[str, Any]] = []
     for frame in frames:

@@ -59,14 +59,7 @@ class WindowPrefetch:
             Window(self.path, self.codec, window.start, window.end, turn=0, index=0),
             fps=ctx.crop_fps, max_frames=ctx.crop_max_frames, max_pixels=ctx.crop_max_pixels,
         )  # fmt: skip
-        region = frames.get("region")
-        future = _POOL.submit(
-            frame_store.encode_frames,
-            self.path,
-            tuple(frames["timestamps"]),
-            ctx.crop_max_pixels,
-            tuple(region) if region else None,
-        )
+        future = _POOL.submit(frame_store.ref_frames, frames)
         future.add_done_callback(_log_failure)
 
 

@@ -51,13 +51,7 @@ def make_sub_agent(llm: ChatModel, board: Board):
         if request is not None:
             await prepare_request(request)
         else:
-            await asyncio.to_thread(
-                frame_store.encode_frames,
-                window.video,
-                times,
-                ctx.crop_max_pixels,
-                tuple(region) if region else None,
-            )
+            await asyncio.to_thread(frame_store.ref_frames, frames)
         report(
             "frames", run_id=task["run_id"], turn=window.turn, call=window.index, frames=len(times)
         )
