@@ -15,14 +15,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agents.frame_store import data_url, encode_frames
 from agents.synthetic import COLORS, make_video
 from agents.video import (
     Frame,
     VideoError,
     adecode_frames,
-    data_url,
     decode_frames,
-    encode_frames,
     fit_pixels,
     overview_timestamps,
     probe,
