@@ -2,8 +2,14 @@
 
 The tokenizer is a byte-level BPE trained on the oracle traces' text, with every whole
 second 0..600 as one token (a frame time, a window bound and an answer span are then one
-token each to copy). The vision tower sees 128x96 frames as 8x6 patches of 16 pixels,
-merged 2x2 into 12 visual tokens per frame.
+token each to copy) and each option opener ("\nA." .. "\nD.") as one token (the key the
+option scan copies an option's text after). The vision tower sees 128x96 frames as 8x6
+patches of 16 pixels, merged 2x2 into 12 visual tokens per frame.
+
+Weights start at a standard deviation of about one over the square root of the width
+(:data:`INIT_STD`), not Hugging Face's 0.02, which is sized for widths of 768 and up: at
+width 192 it left every signal so small that the copy circuits a lookup needs had not
+formed after a thousand steps (see ``training.nano.warmup``).
 """
 
 from __future__ import annotations
@@ -20,13 +26,20 @@ log = logging.getLogger(__name__)
 
 BPE_VOCAB = 1024
 WHOLE_SECONDS = tuple(str(s) for s in range(601))
+#: An option's opener at the start of its line, as the question block and the scan write it.
+OPTION_OPENERS = tuple(f"\n{letter}." for letter in benchmark.LETTERS)
+#: The weights' initial standard deviation (text and vision), about 1 / sqrt(width).
+INIT_STD = 0.08
 #: The pixel budget of one frame: exactly the benchmark's 128x96 frames.
 IMAGE_SIZE = {"shortest_edge": 32 * 32 * 4, "longest_edge": benchmark.WIDTH * benchmark.HEIGHT}
 
 
 def nano_tokenizer(texts: Iterable[str]):
-    """The BPE tokenizer trained on `texts`, whole seconds as single tokens."""
-    return build_tokenizer(list(texts), vocab_size=BPE_VOCAB, whole_tokens=WHOLE_SECONDS)
+    """The BPE tokenizer trained on `texts`, whole seconds and option openers as single
+    tokens."""
+    return build_tokenizer(
+        list(texts), vocab_size=BPE_VOCAB, whole_tokens=OPTION_OPENERS + WHOLE_SECONDS
+    )
 
 
 #: Vision: 2 layers of width 128 (more pixels per token than the tiny model: shapes need it);
@@ -36,7 +49,10 @@ NANO = Size(2, 128, 4, 64, 192, 512, 4, 6, 32, 4096, 10_000.0, (6, 5, 5))
 
 def nano_config(tokenizer):
     """The Qwen3VLConfig of paravt-nano (token ids taken from `tokenizer`)."""
-    return qwen3vl_config(tokenizer, NANO)
+    config = qwen3vl_config(tokenizer, NANO)
+    for part in (config, config.text_config, config.vision_config):
+        part.initializer_range = INIT_STD
+    return config
 
 
 def build_nano(out_dir: str | Path, texts: Iterable[str], *, seed: int = 0) -> Path:
