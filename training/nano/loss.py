@@ -27,12 +27,13 @@ IGNORE = -100
 
 
 def content_token_ids(tokenizer) -> set[int]:
-    """Ids of the tokens that carry a decision: colours, shapes, option letters, numbers and
-    the "No"/"no" of an empty window or overview (with or without a leading space)."""
-    words = {*benchmark.COLOURS, *benchmark.SHAPES, *benchmark.LETTERS, "No", "no"}
+    """Ids of the tokens that carry a decision: colours, shapes, option letters (and their
+    openers, "\nA."), numbers, the "yes"/"no" of the option scan and the "No" of an empty
+    window or overview (with or without a leading space)."""
+    words = {*benchmark.COLOURS, *benchmark.SHAPES, *benchmark.LETTERS, "No", "no", "yes"}
     ids = set()
     for token, index in tokenizer.get_vocab().items():
-        text = tokenizer.convert_tokens_to_string([token]).strip()
+        text = tokenizer.convert_tokens_to_string([token]).strip().removesuffix(".")
         if text in words or (text.isdigit() and len(text) <= 3):
             ids.add(index)
     return ids

@@ -14,7 +14,7 @@ the window, the notes that came back) plus the ground truth of the video being r
   ``No coloured shapes.``;
 - main agent, after the notes: the fact the question asks about, then, for a choice among
   values, a scan of the options down to the one that holds it (``A. green, blue: no`` ...
-  ``D. blue, blue: yes, so D.``), then the answer;
+  ``D. blue, blue: yes``), then the answer;
 - without tools: what the overview shows, then the answer (a guess when nothing is in view).
 
 Why these formats. A small transformer learns an in-context lookup slowly when the value it
@@ -24,8 +24,12 @@ So every fact is written in both orders: a sighting reads ``Seen: blue circle fr
 seconds; the circle is blue.``, and the reasoning writes the key, then copies what follows
 it (``The circle is`` -> ``blue``; ``Seen: blue`` -> ``circle``; ``Seen: blue circle from``
 -> ``93 to 99``). The option scan turns "which letter holds this value" into steps that are
-each a copy or a comparison of two neighbouring tokens: ``A. green, blue: no`` (copy the
-option, copy the value, compare them) down to ``D. blue, blue: yes, so D.``.
+each a copy or a comparison of neighbouring tokens: each line opens with the option's opener
+(``"\nA."``, one token of the nano tokenizer, so the option's text is an induction copy
+keyed on it), copies the value from the line above, and compares the two; the letter of the
+``yes`` line is the answer. A letter found by matching the value against the options (the
+value before the letter) stayed at chance after a thousand steps in trials; the scan was
+learning by then.
 A note opens with ``Seen:`` so that a colour is the same token (with its leading space) in
 notes, options and reasoning.
 """
@@ -126,10 +130,6 @@ def sightings(notes: Sequence[str]) -> dict[tuple[str, str], tuple[float, float]
     return dict(sorted(spans.items(), key=lambda kv: kv[1][0]))
 
 
-def _letter(item: QAItem, value: str) -> str | None:
-    return next((o.split(". ", 1)[0] for o in item.options if o.split(". ", 1)[1] == value), None)
-
-
 def scan(item: QAItem, value: str) -> tuple[str, str | None]:
     """The options one by one down to the one that is `value`, each line comparing the
     option with `value` right beside it: (lines, the letter).
@@ -137,13 +137,13 @@ def scan(item: QAItem, value: str) -> tuple[str, str | None]:
     >>> item = QAItem("v-mc-colour", "multiple_choice", "?", ("A. red", "B. blue"), "B", {})
     >>> print(scan(item, "blue")[0])
     A. red, blue: no
-    B. blue, blue: yes, so B.
+    B. blue, blue: yes
     """
     lines = []
     for option in item.options:
         letter, text = option.split(". ", 1)
         if text == value:
-            return "\n".join([*lines, f"{letter}. {text}, {value}: yes, so {letter}."]), letter
+            return "\n".join([*lines, f"{letter}. {text}, {value}: yes"]), letter
         lines.append(f"{letter}. {text}, {value}: no")
     return "\n".join(lines), None
 
@@ -168,8 +168,8 @@ def reasoning(item: QAItem, spans: Mapping[tuple[str, str], tuple[float, float]]
         return None
     first, last = next(iter(spans)), list(spans)[-1]
     if kind == "count":
-        letter = _letter(item, str(len(spans)))
-        return f"I count {len(spans)} coloured shapes, option {letter}.", letter
+        lines, letter = scan(item, str(len(spans)))
+        return f"I count {len(spans)} coloured shapes.\n{lines}", letter
     if kind == "order":
         lines, letter = scan(item, first[0])
         return f"The first shape is {first[0]}.\n{lines}", letter
