@@ -123,8 +123,8 @@ def test_note_rows_hold_the_question_the_notes_and_the_oracles_last_turn():
 
 def rebuild(out: Path) -> None:
     command = [sys.executable, "-m", "training.nano.rebuild", "--out", str(out), "--videos", "3",
-               "--note-seeds", "30", "--sft-steps", "2", "--threads", "1",
-               "--stop-after", "sft"]  # fmt: skip
+               "--note-seeds", "30", "--sft-steps", "2", "--warmup-steps", "2", "2",
+               "--threads", "1", "--stop-after", "sft"]  # fmt: skip
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -171,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         help="Train-split plans (after the videos' seeds) that give note-to-answer rows.",
     )  # fmt: skip
     parser.add_argument("--sft-steps", type=int, default=train.SFTSchedule.steps)
+    parser.add_argument(
+        "--warmup-steps", type=int, nargs=2, metavar=("COPY", "VISION"),
+        default=(train.SFTSchedule.copy_warmup_steps, train.SFTSchedule.vision_warmup_steps),
+        help="Steps of the copy and the vision warm-up before SFT (training.nano.warmup).",
+    )  # fmt: skip
     parser.add_argument("--grpo-steps", type=int, default=50, help="Steps of each GRPO arm.")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--save-every", type=int, default=0, help="SFT step-N/ checkpoints.")
@@ -203,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     schedule = replace(
         train.SFTSchedule(),
         steps=args.sft_steps,
+        copy_warmup_steps=args.warmup_steps[0],
+        vision_warmup_steps=args.warmup_steps[1],
         seed=args.seed,
         threads=args.threads,
         save_every=args.save_every,

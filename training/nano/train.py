@@ -1,5 +1,6 @@
 """paravt-nano's SFT: the oracle rows and note-to-answer rows in seeded, colour-balanced
-batches under a background-noise curriculum, trained on the loss of ``training.nano.loss``.
+batches under a background-noise curriculum, trained on the loss of ``training.nano.loss``,
+after the two warm-ups of ``training.nano.warmup`` (copy circuits, then frame features).
 
 - **Batches** hold one kind of row (similar lengths, little padding): a main-agent batch
   with probability ``main_share``, a batch of note-to-answer rows (``training.nano.notes``:
@@ -31,6 +32,7 @@ import torch
 
 from agents import benchmark
 from training.collate import FramesCollator
+from training.nano import warmup
 from training.nano.loss import (
     content_token_ids,
     frame_head,
@@ -48,7 +50,7 @@ AGENTS = ("main", "sub", "notes")
 class SFTSchedule:
     """How long and how hard SFT trains, and what each batch holds."""
 
-    steps: int = 5000
+    steps: int = 3600
     batch_rows: int = 8  # rows of a main-agent batch
     sub_batch_rows: int = 8  # rows of a sub-agent batch
     notes_batch_rows: int = 32  # rows of a note-to-answer batch (training.nano.notes)
@@ -56,11 +58,15 @@ class SFTSchedule:
     warmup_steps: int = 50
     weight_decay: float = 0.01
     unlock: tuple[float, ...] = (0.0, 0.12, 0.3)  # fraction of the steps at which tier k opens
-    main_share: float = 0.35  # share of the batches that are main-agent batches
-    notes_share: float = 0.3  # share that are note-to-answer batches (the rest: sub-agent)
+    main_share: float = 0.3  # share of the batches that are main-agent batches
+    notes_share: float = 0.4  # share that are note-to-answer batches (the rest: sub-agent)
     content_weight: float = 4.0  # weight of a content token against 1 for the others
     needle_share: float = 0.6  # share of sub-agent rows whose window shows a needle
     aux_weight: float = 0.5  # weight of the per-frame colour and shape target
+    copy_warmup_steps: int = 300  # training.nano.warmup: copy rows, before any SFT batch
+    copy_warmup_rows: int = 32
+    vision_warmup_steps: int = 600  # ... then single frames for the vision tower
+    vision_warmup_frames: int = 64
     seed: int = 0
     threads: int = 2
     log_every: int = 20
@@ -153,6 +159,7 @@ def train_sft(
     content = torch.zeros(len(tokenizer), dtype=torch.bool)
     content[sorted(content_token_ids(tokenizer))] = True
     collate = FramesCollator(tokenizer, processor)
+    warmed = warm_up(model, head, tokenizer, processor, collate, rows, schedule)
     sampler = Sampler(rows, schedule)
     params = [*model.named_parameters(), *(("aux." + n, p) for n, p in head.named_parameters())]
     decay = [p for n, p in params if p.ndim >= 2 and "embed" not in n]
@@ -170,6 +177,7 @@ def train_sft(
     began, window = time.perf_counter(), {a: [] for a in (*AGENTS, "aux", "aux_acc")}
     with (out / "sft.jsonl").open("w") as log_file:
         log_file.write(json.dumps({"schedule": asdict(schedule), "rows": len(rows)}) + "\n")
+        log_file.write(json.dumps({"warm_up": warmed}) + "\n")
         for step in range(schedule.steps):
             progress = step / schedule.steps
             agent, chosen = sampler.batch(step)
@@ -208,6 +216,26 @@ def train_sft(
                 _save(model, model_dir, out / f"step-{step + 1}")
     model.eval()
     return _save(model, model_dir, out)
+
+
+def warm_up(model, head, tokenizer, processor, collate, rows, schedule: SFTSchedule) -> dict:
+    """The copy warm-up, then the vision warm-up; what each reached, with its seconds."""
+    began = time.perf_counter()
+    copies = warmup.copy_rows(tokenizer, 20 * schedule.copy_warmup_rows, seed=schedule.seed)
+    copy_losses = warmup.warm_copy(
+        model, collate, copies, steps=schedule.copy_warmup_steps,
+        batch=schedule.copy_warmup_rows, lr=schedule.learning_rate, seed=schedule.seed,
+    )  # fmt: skip
+    middle = time.perf_counter()
+    accuracy = warmup.warm_vision(
+        model, head, processor, warmup.labelled_frames(rows),
+        steps=schedule.vision_warmup_steps, batch=schedule.vision_warmup_frames,
+        lr=schedule.learning_rate, seed=schedule.seed,
+    )  # fmt: skip
+    return {
+        "copy_loss": copy_losses, "copy_s": round(middle - began, 1),
+        "frame_accuracy": accuracy, "vision_s": round(time.perf_counter() - middle, 1),
+    }  # fmt: skip
 
 
 def _save(model, model_dir: str | Path, out: Path) -> Path:
