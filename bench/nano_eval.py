@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import logging
 import os
@@ -218,19 +219,29 @@ def verdict(tools: dict, none: dict, diagnosis: dict) -> dict:
     }
 
 
+def weights_digest(model_dir: Path) -> str:
+    """The first 12 hex digits of the sha256 of the checkpoint's weights."""
+    digest = hashlib.sha256()
+    for path in sorted(model_dir.glob("*.safetensors")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 async def main_async(args) -> dict:
     task = get_task("needle")
-    with local_server(args.model, log_path=args.work / "server.log") as base_url:
+    # The served name is the same for every nano checkpoint, so the eval's resumable folder
+    # is kept per weights: another checkpoint never resumes this one's finished runs.
+    work = args.work / weights_digest(args.model)
+    with local_server(args.model, log_path=work / "server.log") as base_url:
         async with OpenAIChatModel(base_url, timeout=600.0) as llm:
             tools = await run_arm(
-                llm, task, args.data, args.work, "parallel", args.videos, args.concurrency
+                llm, task, args.data, work, "parallel", args.videos, args.concurrency
             )
-            none = await run_arm(
-                llm, task, args.data, args.work, "none", args.videos, args.concurrency
-            )
+            none = await run_arm(llm, task, args.data, work, "none", args.videos, args.concurrency)
     diagnosis = diagnose(Path(tools["folder"]))
     return {
         "model": str(args.model),
+        "weights_sha256_12": work.name,
         "diagnosis": diagnosis,
         "videos": args.videos,
         "samples_per_arm": tools["counts"]["samples"],
