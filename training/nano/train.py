@@ -50,7 +50,7 @@ AGENTS = ("main", "sub", "notes")
 class SFTSchedule:
     """How long and how hard SFT trains, and what each batch holds."""
 
-    steps: int = 3600
+    steps: int = 6000
     batch_rows: int = 8  # rows of a main-agent batch
     sub_batch_rows: int = 8  # rows of a sub-agent batch
     notes_batch_rows: int = 32  # rows of a note-to-answer batch (training.nano.notes)
