@@ -55,8 +55,9 @@ def copy_rows(tokenizer, n: int, *, seed: int = 0, length: int = 24) -> list[dic
     exercises copies keyed two tokens back.
 
     >>> rows = copy_rows(_Vocab(), 2, length=3)
-    >>> [m["content"][0]["text"] for m in rows[1]["messages"]]
-    ['Repeat backwards: blue 7 red', 'red 7 blue']
+    >>> ask, said = (m["content"][0]["text"] for m in rows[1]["messages"])
+    >>> ask.startswith("Repeat backwards:"), said.split() == ask.split()[:1:-1]
+    (True, True)
     """
     words, numbers = copy_pool(tokenizer)
     rng = random.Random(seed)
@@ -84,30 +85,41 @@ class _Vocab:
         return "".join(tokens)
 
 
-def warm_copy(model, collate, rows: Sequence[dict], *, steps: int, batch: int, lr: float,
-              seed: int) -> list[float]:  # fmt: skip
-    """Train the text model on copy rows for `steps`; returns the loss every 50 steps."""
-    rng = random.Random(seed)
-    params = [p for n, p in model.named_parameters() if "visual" not in n]
+def _optimise(params, step_loss, *, steps: int, lr: float, label: str) -> list[float]:
+    """AdamW on `params` for `steps` (learning rate ramped over the first 50), each step's
+    loss from ``step_loss(step) -> (loss, metric)``; returns the metric's mean every 50."""
     optimizer = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.98), weight_decay=0.01)
-    losses, window, began = [], [], time.perf_counter()
-    plain = torch.zeros(model.config.text_config.vocab_size, dtype=torch.bool)
+    means, window, began = [], [], time.perf_counter()
     for step in range(steps):
         for group in optimizer.param_groups:
             group["lr"] = lr * min(1.0, (step + 1) / 50)
-        chosen = collate([rng.choice(rows) for _ in range(batch)])
-        loss, _, _ = weighted_loss(model, chosen, token_weights(chosen["labels"], plain, 1.0))
+        loss, metric = step_loss(step)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         optimizer.step()
-        window.append(loss.item())
+        window.append(metric)
         if (step + 1) % 50 == 0:
-            losses.append(round(sum(window) / len(window), 4))
-            log.info("copy warm-up step %d loss %.3f (%.0f s)", step + 1, losses[-1],
+            means.append(round(sum(window) / len(window), 4))
+            log.info("%s warm-up step %d: %.3f (%.0f s)", label, step + 1, means[-1],
                      time.perf_counter() - began)  # fmt: skip
             window = []
-    return losses
+    return means
+
+
+def warm_copy(model, collate, rows: Sequence[dict], *, steps: int, batch: int, lr: float,
+              seed: int) -> list[float]:  # fmt: skip
+    """Train the text model on copy rows for `steps`; returns the loss every 50 steps."""
+    rng = random.Random(seed)
+    plain = torch.zeros(model.config.text_config.vocab_size, dtype=torch.bool)
+
+    def step_loss(_step: int):
+        chosen = collate([rng.choice(rows) for _ in range(batch)])
+        loss, _, _ = weighted_loss(model, chosen, token_weights(chosen["labels"], plain, 1.0))
+        return loss, loss.item()
+
+    params = [p for n, p in model.named_parameters() if "visual" not in n]
+    return _optimise(params, step_loss, steps=steps, lr=lr, label="copy (loss)")
 
 
 def labelled_frames(rows: Sequence[dict]) -> list[tuple[bytes, tuple[int, int]]]:
@@ -130,26 +142,15 @@ def warm_vision(model, head, processor, frames: Sequence[tuple[bytes, tuple[int,
     rng = random.Random(seed)
     needles = [f for f in frames if f[1][0]]
     empty = [f for f in frames if not f[1][0]]
-    params = [*model.model.visual.parameters(), *head.parameters()]
-    optimizer = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.98), weight_decay=0.01)
-    accuracies, window = [], []
-    for step in range(steps):
-        for group in optimizer.param_groups:
-            group["lr"] = lr * min(1.0, (step + 1) / 50)
+
+    def step_loss(_step: int):
         chosen = [rng.choice(needles if k % 2 == 0 else empty) for k in range(batch)]
         pixels = processor(images=[to_pil(f[0]) for f in chosen], return_tensors="pt")
         vision = model.model.get_image_features(
             pixels["pixel_values"], pixels["image_grid_thw"], return_dict=True
         )
         labels = torch.tensor([f[1] for f in chosen], dtype=torch.long)
-        loss, accuracy = frame_loss(head, vision.pooler_output, labels)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        optimizer.step()
-        window.append(accuracy)
-        if (step + 1) % 50 == 0:
-            accuracies.append(round(sum(window) / len(window), 4))
-            log.info("vision warm-up step %d frame accuracy %.3f", step + 1, accuracies[-1])
-            window = []
-    return accuracies
+        return frame_loss(head, vision.pooler_output, labels)
+
+    params = [*model.model.visual.parameters(), *head.parameters()]
+    return _optimise(params, step_loss, steps=steps, lr=lr, label="vision (frame accuracy)")
