@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import doctest
 import json
 import os
 import subprocess
@@ -14,7 +15,7 @@ from agents import benchmark, frame_store
 from agents.protocol import parse
 from agents.scoring.text import normalize_answer
 from agents.synthetic import Needle, SyntheticVideo
-from training.nano import data, notes
+from training.nano import data, loss, notes, oracle, warmup
 from training.nano.oracle import NO_SHAPES, sightings, window_note
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,3 +150,9 @@ def test_the_rebuild_command_runs_its_first_steps_deterministically(tmp_path):
     assert (first / "sft" / "model.safetensors").read_bytes() != (
         first / "init" / "model.safetensors"
     ).read_bytes()
+
+
+@pytest.mark.parametrize("module", [loss, notes, oracle, warmup], ids=lambda m: m.__name__)
+def test_the_nano_modules_doctests_pass(module):
+    result = doctest.testmod(module)
+    assert result.attempted >= 1 and result.failed == 0
