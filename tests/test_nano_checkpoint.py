@@ -25,6 +25,25 @@ def test_the_shipped_checkpoint_is_a_few_million_parameter_qwen3_vl():
     assert tokenizer.tokenize("crop 270")[-1] == "270"
 
 
+def test_option_openers_are_single_weighted_tokens_of_the_shipped_tokenizer():
+    """The scan copies an option's text keyed on its opener: "\nA." must be one token, in
+    the question block and in the scan alike, and it and "yes" carry the content weight."""
+    from transformers import AutoTokenizer
+
+    from training.nano.loss import content_token_ids
+    from training.nano.model import OPTION_OPENERS
+
+    tokenizer = AutoTokenizer.from_pretrained(NANO_DIR)
+    question = tokenizer.tokenize("What colour is the circle?\nA. green\nB. blue")
+    scan = tokenizer.tokenize("The circle is blue.\nA. green, blue: no\nB. blue, blue: yes")
+    for tokens in (question, scan):
+        assert [t for t in tokens if t in ("\nA.", "\nB.")] == ["\nA.", "\nB."], tokens
+    content = content_token_ids(tokenizer)
+    openers = tokenizer.convert_tokens_to_ids(list(OPTION_OPENERS))
+    assert set(openers) <= content
+    assert tokenizer.convert_tokens_to_ids(scan[-1]) in content  # " yes"
+
+
 def test_the_shipped_checkpoint_records_the_regime_it_was_trained_for():
     regime = read_regime(NANO_DIR)
     assert regime is not None, "assets/paravt-nano/regime.json is missing"
