@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: setup demo test lint bench nano clean
+.PHONY: setup demo test test-areal lint bench nano clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,17 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The AReaL path against released AReaL's own code (1.0.4's API without its GPU stack, in a
+# folder beside .venv that the tests append to sys.path): tests/test_areal_released.py.
+AREAL_API = .areal-api
+$(AREAL_API)/.installed: requirements/areal-api.txt $(STAMP)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --target $(AREAL_API) \
+		-r requirements/areal-api.txt
+	touch $@
+
+test-areal: $(AREAL_API)/.installed
+	PARAVT_AREAL_API=$(CURDIR)/$(AREAL_API) $(BIN)/python -m pytest tests/test_areal_released.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
@@ -37,4 +48,4 @@ nano: $(STAMP)
 	$(BIN)/python bench/nano_eval.py
 
 clean:
-	rm -rf $(VENV) .paravt bench/.cache
+	rm -rf $(VENV) $(AREAL_API) .paravt bench/.cache

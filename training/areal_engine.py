@@ -31,6 +31,7 @@ import io
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from os import PathLike
 from typing import Any
 
 import torch
@@ -188,7 +189,7 @@ WORKFLOW = "training.areal_engine.ParaVTRolloutWorkflow"
 def from_kwargs(cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
     """``ParaVTEngineWorkflow``'s arguments from AReaL's ``workflow_kwargs``: plain, picklable
     values (model paths, AReaL's gconfig, the config's ``paravt`` block)."""
-    from transformers import AutoConfig, AutoImageProcessor, AutoProcessor, AutoTokenizer
+    from transformers import AutoConfig, AutoImageProcessor, AutoTokenizer
 
     from training.areal_workflow import grpo_config, worker_board_path
 
@@ -203,8 +204,18 @@ def from_kwargs(cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
         "board": Board(board), "algo": grpo_config(kwargs.get("grpo") or {}),
         "context": Context(**(kwargs.get("context") or {})), "end_ids": end_ids,
         "max_len": int(kwargs.get("max_len") or 32768), "video_root": kwargs.get("video_root"),
-        "processor": AutoProcessor.from_pretrained(kwargs.get("processor") or model),
+        "processor": processor_of(kwargs.get("processor") or model),
     }  # fmt: skip
+
+
+def processor_of(value: Any) -> Any:
+    """A processor path loaded with ``AutoProcessor``; a processor object as it is (AReaL's
+    ``VisionRLVRWorkflow`` takes either)."""
+    if isinstance(value, str | PathLike):
+        from transformers import AutoProcessor
+
+        return AutoProcessor.from_pretrained(value)
+    return value
 
 
 def __getattr__(name: str) -> Any:

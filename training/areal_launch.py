@@ -7,6 +7,7 @@ Runs only in the separate AReaL environment (docs/areal.md); AReaL is imported l
 
 from __future__ import annotations
 
+import importlib.metadata
 import inspect
 import json
 import os
@@ -74,6 +75,20 @@ def generation_prompt_problems(rendered: str, prefill: str | None) -> list[str]:
         return [f"the rollout chat template must end its generation prompt with {prefill!r}"]
     if not prefill and opens:
         return ["this arm has no Think Prefix but the rollout chat template opens <think>"]
+    return []
+
+
+def grouping_problems(grpo: ParaGRPOConfig, areal_version: str) -> list[str]:
+    """Would AReaL's group statistics mix prompts? AReaL 1.x normalises rewards over fixed
+    slices of G rows (``areal.utils.data.Normalization``), which keep to one prompt only while
+    every episode is one row; sub-agent rows make an episode several."""
+    major = int(re.match(r"\d+", areal_version).group())  # type: ignore[union-attr]
+    if major < 2 and grpo.train_subagents:
+        return [
+            f"paravt.grpo.train_subagents needs AReaL >= 2.0 (per-prompt group statistics, "
+            f"areal-project/AReaL#1454): AReaL {areal_version} normalises rewards over fixed "
+            f"slices of G rows, and the sub-agent rows would put two prompts in one slice"
+        ]
     return []
 
 
@@ -179,6 +194,7 @@ def main(argv: list[str] | None = None) -> None:
     probe = [{"role": "user", "content": "?"}]
     rendered = tokenizer.apply_chat_template(probe, tokenize=False, add_generation_prompt=True)
     problems += generation_prompt_problems(rendered, grpo.prefill)
+    problems += grouping_problems(grpo, importlib.metadata.version("areal"))
     if problems:
         raise SystemExit("areal_para_grpo: " + "; ".join(problems))
     rows = load_records(config.train_dataset.path, workflow_kwargs.get("video_root"))
