@@ -138,10 +138,16 @@ def test_sub_agent_rows_would_mix_prompts_on_areal_1_so_the_launcher_refuses_the
     prompt,  # noqa: F811
     tmp_path,
 ):
-    batch, _ = grouped(renderer, prompt, tmp_path, [prompt.target] * 2, train_subagents=True)
-    assert batch["input_ids"].shape[0] > 2  # a main row and its notes' rows per episode
-    # AReaL 1.0.4 slices rows in twos (G = 2): the first slice is one episode's main and note
-    assert batch["rewards"][0] == batch["rewards"][1]
+    wrong = next(o[0] for o in prompt.options if o[0] != prompt.target)
+    batch, _ = grouped(renderer, prompt, tmp_path, [prompt.target, wrong], train_subagents=True)
+    rows = batch["rewards"]
+    assert len(rows) == 6  # per episode: its main row and one row per note
+    per_episode = group_advantages(rows[[0, 3]].view(1, 2)).view(-1)
+    assert (per_episode != 0).all()  # one right and one wrong: both carry a signal
+    # AReaL 1.0.4's slices of G = 2 rows: the first holds one episode's main row and a note,
+    # so that episode's main row gets no signal at all
+    norm = cli_args.NormConfig(mean_level="group", std_level="group", group_size=2)
+    assert areal_data.Normalization(norm)(rows)[0] == 0
     grpo = ParaGRPOConfig(train_subagents=True)
     problems = areal_launch.grouping_problems(grpo, importlib.metadata.version("areal"))
     assert problems and "AReaL >= 2.0" in problems[0]
