@@ -25,7 +25,7 @@ import json
 import logging
 import os
 import shutil
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from trl import SFTConfig, SFTTrainer
 
 from graphs.flags import add_dataclass_flags, given
 from training.collate import FramesCollator
+from training.trainer_args import checkpointing_field
 
 log = logging.getLogger(__name__)
 
@@ -116,9 +117,7 @@ class SFTRunConfig:
             dataset_kwargs={"skip_prepare_dataset": True},
             dataloader_pin_memory=torch.cuda.is_available(),  # pinning needs an accelerator
         )
-        if "activation_checkpointing" in {f.name for f in fields(SFTConfig)}:
-            # transformers >= 5.2x renamed it; the old name still works, with a FutureWarning
-            values["activation_checkpointing"] = values.pop("gradient_checkpointing")
+        values[checkpointing_field(SFTConfig)] = values.pop("gradient_checkpointing")
         return SFTConfig(**{**values, **json.loads(self.sft_args)})
 
 

@@ -41,6 +41,7 @@ from graphs.context import Context
 from training.para_grpo import ParaGRPOConfig, parse_run_args
 from training.questions import RLPrompt
 from training.rollout import OBJECTIVES, needle_prompts
+from training.trainer_args import checkpointing_field
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +167,8 @@ def grpo_config(run: TRLRunConfig, algo: ParaGRPOConfig, *, world_size: int | No
         beta=algo.kl_coef, epsilon=algo.clip_eps, loss_type="dapo",
         scale_rewards="group" if algo.scale_std else "none",
         temperature=algo.temperature, top_p=1.0, top_k=0, max_completion_length=algo.max_new_tokens,
-        bf16=bf16, activation_checkpointing=run.gradient_checkpointing, disable_dropout=True,
+        bf16=bf16, disable_dropout=True,
+        **{checkpointing_field(GRPOConfig): run.gradient_checkpointing},
         use_vllm=vllm, vllm_mode="server" if run.generation == "vllm-server" else "colocate",
         vllm_server_base_url=run.vllm_server_base_url,
         vllm_gpu_memory_utilization=run.vllm_gpu_memory_utilization,

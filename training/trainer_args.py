@@ -1,0 +1,18 @@
+"""Version differences of transformers' ``TrainingArguments`` that TRL's configs inherit.
+
+The project supports transformers 5.x (``pyproject.toml``); the device machine's image holds
+5.17 and the CPU machines 5.24, so both spellings occur in practice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+
+def checkpointing_field(config_class: type) -> str:
+    """The name `config_class` (a ``TrainingArguments`` subclass) gives activation
+    checkpointing: ``activation_checkpointing`` from transformers 5.24 on, where the old
+    ``gradient_checkpointing`` still works with a FutureWarning; ``gradient_checkpointing``
+    before, where the new name is a TypeError."""
+    new = "activation_checkpointing"
+    return new if new in {f.name for f in fields(config_class)} else "gradient_checkpointing"
