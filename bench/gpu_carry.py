@@ -9,6 +9,7 @@ it. The carry limit is 64 MiB together with the tracked tree; PyAV's wheel alone
 zipped and about 25 MB as xz, so the wheels do not fit as they are.
 
     python bench/gpu_carry.py       # here, where the registry is reachable
+    python bench/gpu_carry.py --resolve-only   # what it would pack (CI runs this)
     # there, in one device call that carries .gpu-carry:
     bash bench/gpu_run.sh --steps 4
 
@@ -114,11 +115,17 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--python", default=PYTHON, help="the target machine's Python")
     parser.add_argument("--image", type=Path, default=IMAGE, help="what the target holds")
+    parser.add_argument(
+        "--resolve-only", action="store_true", help="list what would be packed; download nothing"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="paravt-gpu-carry-") as tmp:
         work = Path(tmp)
         try:
             requirements = missing_requirements(work, args.python, args.image)
+            if args.resolve_only:
+                print(f"{len(requirements)} packages to carry:", " ".join(requirements))
+                return 0
             (work / "wheels").mkdir()
             wheels = download(requirements, work / "wheels", args.python)
         except subprocess.CalledProcessError as e:
