@@ -24,7 +24,7 @@ def test_the_image_list_pins_what_the_carry_must_not_replace():
     names, pins = gpu_carry.image_packages()
     assert {"torch", "transformers", "accelerate", "opencv-python-headless", "uvloop"} <= names
     assert "torch==2.11.0" in pins and "transformers==5.17.0" in pins
-    # what the graph and TRL need beyond the image is exactly what the carry packs
+    # the list says what the image lacks too: these must travel in the carry
     assert not {"trl", "datasets", "langgraph", "av", "pydantic", "sqlite-utils"} & names
 
 

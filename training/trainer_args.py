@@ -11,8 +11,9 @@ from dataclasses import fields
 
 def checkpointing_field(config_class: type) -> str:
     """The name `config_class` (a ``TrainingArguments`` subclass) gives activation
-    checkpointing: ``activation_checkpointing`` from transformers 5.24 on, where the old
-    ``gradient_checkpointing`` still works with a FutureWarning; ``gradient_checkpointing``
-    before, where the new name is a TypeError."""
+    checkpointing: ``activation_checkpointing`` where it has that field (5.24 does; the old
+    ``gradient_checkpointing`` still works there, with a FutureWarning), else
+    ``gradient_checkpointing`` (5.17, where the new name is a TypeError). Which release
+    between them renamed it was not checked, so this asks the class, not the version."""
     new = "activation_checkpointing"
     return new if new in {f.name for f in fields(config_class)} else "gradient_checkpointing"
