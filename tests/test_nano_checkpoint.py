@@ -44,6 +44,24 @@ def test_option_openers_are_single_weighted_tokens_of_the_shipped_tokenizer():
     assert tokenizer.convert_tokens_to_ids(scan[-1]) in content  # " yes"
 
 
+def test_lookup_keys_are_single_weighted_tokens_in_notes_and_reasoning_alike():
+    """The main agent looks a note's value up by its key: " the circle is" (-> colour) and
+    "Seen: blue" (-> shape) must each be one token, the same one in a note and in the
+    reasoning that copies from it, and carry the content weight."""
+    from transformers import AutoTokenizer
+
+    from training.nano.loss import content_token_ids
+
+    tokenizer = AutoTokenizer.from_pretrained(NANO_DIR)
+    note = tokenizer.tokenize("Seen: blue circle from 93 to 99 seconds; the circle is blue.")
+    colour_reasoning = tokenizer.tokenize("So the circle is blue.")
+    shape_reasoning = tokenizer.tokenize("Seen: blue circle.")
+    assert " the circle is" in note and " the circle is" in colour_reasoning, note
+    assert note[0] == shape_reasoning[0] == "Seen: blue", (note, shape_reasoning)
+    keys = tokenizer.convert_tokens_to_ids([" the circle is", "Seen: blue"])
+    assert set(keys) <= content_token_ids(tokenizer)
+
+
 def test_the_shipped_checkpoint_records_the_regime_it_was_trained_for():
     regime = read_regime(NANO_DIR)
     assert regime is not None, "assets/paravt-nano/regime.json is missing"

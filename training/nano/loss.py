@@ -2,9 +2,10 @@
 auxiliary per-frame target of the vision tower.
 
 - **Loss weighting.** The loss is the token mean over the batch with every *content* token
-  (a colour, a shape, an option letter, a number, the "No" of "No coloured shapes") weighted
-  more than the others. Under a per-row mean the main agent's two or three decision tokens
-  carried about 1/154 of a main-agent row (its first turn's tool-call JSON took the rest).
+  (a colour, a shape, an option letter, a number, the "No" of "No coloured shapes", a
+  one-token lookup key) weighted more than the others. Under a per-row mean the main
+  agent's two or three decision tokens carried about 1/154 of a main-agent row (its first
+  turn's tool-call JSON took the rest).
 - **Auxiliary vision target.** Each frame's visual tokens are scored by a linear head (colour
   and shape, each with a "none" class; the logits pooled over the frame's tokens by
   log-sum-exp). The head exists only in training: the checkpoint is the plain Qwen3-VL.
@@ -22,15 +23,18 @@ from collections.abc import Sequence
 import torch
 
 from agents import benchmark
+from training.nano.model import LOOKUP_KEYS
 
 IGNORE = -100
 
 
 def content_token_ids(tokenizer) -> set[int]:
     """Ids of the tokens that carry a decision: colours, shapes, option letters (and their
-    openers, "\nA."), numbers, the "yes"/"no" of the option scan and the "No" of an empty
-    window or overview (with or without a leading space)."""
+    openers, "\nA."), numbers, the "yes"/"no" of the option scan, the "No" of an empty
+    window or overview (with or without a leading space) and the lookup keys that name a
+    colour or a shape ("Seen: red", " the cross is")."""
     words = {*benchmark.COLOURS, *benchmark.SHAPES, *benchmark.LETTERS, "No", "no", "yes"}
+    words |= {key.strip() for key in LOOKUP_KEYS}
     ids = set()
     for token, index in tokenizer.get_vocab().items():
         text = tokenizer.convert_tokens_to_string([token]).strip().removesuffix(".")

@@ -2,8 +2,9 @@
 
 The tokenizer is a byte-level BPE trained on the oracle traces' text, with every whole
 second 0..600 as one token (a frame time, a window bound and an answer span are then one
-token each to copy) and each option opener ("\nA." .. "\nD.") as one token (the key the
-option scan copies an option's text after). The vision tower sees 128x96 frames as 8x6
+token each to copy), each option opener ("\nA." .. "\nD.") as one token (the key the
+option scan copies an option's text after), and each lookup key of the notes as one token
+(:data:`LOOKUP_KEYS`). The vision tower sees 128x96 frames as 8x6
 patches of 16 pixels, merged 2x2 into 12 visual tokens per frame.
 
 Weights start at a standard deviation of about one over the square root of the width
@@ -21,6 +22,7 @@ from pathlib import Path
 from agents import benchmark
 from serving.tiny_model import Size, qwen3vl_config, save_processor
 from serving.tokenizer import build_tokenizer
+from training.nano import oracle
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +30,15 @@ BPE_VOCAB = 1024
 WHOLE_SECONDS = tuple(str(s) for s in range(601))
 #: An option's opener at the start of its line, as the question block and the scan write it.
 OPTION_OPENERS = tuple(f"\n{letter}." for letter in benchmark.LETTERS)
+#: The keys the main agent looks a note's value up by, each one token: " the cross is"
+#: (-> its colour) and "Seen: red" (-> its shape). Within a video the shapes are distinct
+#: and so are the colours, so each key occurs once among the notes, and the value is a
+#: one-token induction copy. Spelt in several tokens ("the", " cross", " is"), the key's
+#: last token " is" follows every note's shape, and the main agent copied the nearest
+#: note's colour instead (``docs/nano.md``).
+LOOKUP_KEYS = tuple(f" {oracle.restated_key(shape)}" for shape in benchmark.SHAPES) + tuple(
+    f"{oracle.SEEN} {colour}" for colour in benchmark.COLOURS
+)
 #: The weights' initial standard deviation (text and vision), about 1 / sqrt(width).
 INIT_STD = 0.08
 #: The pixel budget of one frame: exactly the benchmark's 128x96 frames.
@@ -35,10 +46,12 @@ IMAGE_SIZE = {"shortest_edge": 32 * 32 * 4, "longest_edge": benchmark.WIDTH * be
 
 
 def nano_tokenizer(texts: Iterable[str]):
-    """The BPE tokenizer trained on `texts`, whole seconds and option openers as single
-    tokens."""
+    """The BPE tokenizer trained on `texts`, whole seconds, option openers and lookup keys as
+    single tokens."""
     return build_tokenizer(
-        list(texts), vocab_size=BPE_VOCAB, whole_tokens=OPTION_OPENERS + WHOLE_SECONDS
+        list(texts),
+        vocab_size=BPE_VOCAB,
+        whole_tokens=OPTION_OPENERS + LOOKUP_KEYS + WHOLE_SECONDS,
     )
 
 

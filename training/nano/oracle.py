@@ -22,16 +22,17 @@ must write comes *before* the key it can match (the colour before the shape in "
 circle"), and fast when it comes right after a key it has just written (an induction copy).
 So every fact is written in both orders: a sighting reads ``Seen: blue circle from 93 to 99
 seconds; the circle is blue.``, and the reasoning writes the key, then copies what follows
-it (``The circle is`` -> ``blue``; ``Seen: blue`` -> ``circle``; ``Seen: blue circle from``
--> ``93 to 99``). The option scan turns "which letter holds this value" into steps that are
+it (``So the circle is`` -> ``blue``; ``Seen: blue`` -> ``circle``; ``Seen: blue circle
+from`` -> ``93 to 99``). The keys ``the circle is`` and ``Seen: blue`` are one token each
+in the nano tokenizer (``training.nano.model.LOOKUP_KEYS``), and a video's shapes and
+colours are distinct, so a key occurs once among the notes and its value is a one-token
+induction copy. The option scan turns "which letter holds this value" into steps that are
 each a copy or a comparison of neighbouring tokens: each line opens with the option's opener
 (``"\nA."``, one token of the nano tokenizer, so the option's text is an induction copy
 keyed on it), copies the value from the line above, and compares the two; the letter of the
 ``yes`` line is the answer. A letter found by matching the value against the options (the
 value before the letter) stayed at chance after a thousand steps in trials; the scan was
 learning by then.
-A note opens with ``Seen:`` so that a colour is the same token (with its leading space) in
-notes, options and reasoning.
 """
 
 from __future__ import annotations
@@ -103,9 +104,14 @@ def window_note(video: SyntheticVideo, times: Sequence[float], end: float) -> st
     return " ".join(sentences) or NO_SHAPES
 
 
+def restated_key(shape: str) -> str:
+    """The key a colour is looked up by: "the circle is" (one token of the nano tokenizer)."""
+    return f"the {shape} is"
+
+
 def _restated(colour: str, shape: str) -> str:
     """The sighting again with the shape first: "the circle is blue" (see the module doc)."""
-    return f"the {shape} is {colour}"
+    return f"{restated_key(shape)} {colour}"
 
 
 def overview_sentence(video: SyntheticVideo, times: Sequence[float]) -> str:
@@ -155,7 +161,7 @@ def reasoning(item: QAItem, spans: Mapping[tuple[str, str], tuple[float, float]]
     for (colour, shape), (a, b) in spans.items():
         if kind == "colour" and shape in named:
             lines, letter = scan(item, colour)
-            return f"The {shape} is {colour}.\n{lines}", letter
+            return f"So {_restated(colour, shape)}.\n{lines}", letter
         if kind == "shape" and colour in named:
             lines, letter = scan(item, shape)
             return f"{SEEN} {colour} {shape}.\n{lines}", letter
