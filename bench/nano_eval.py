@@ -128,6 +128,17 @@ def replay_score(item, notes: list[str]) -> float:
     return accuracy_reward(reply, kind=item.kind, target=target) or 0.0
 
 
+def answer_counts(counts: Counter, item, notes: list[str], answer: str | None) -> None:
+    """Count whether the final answer is what the run's own notes imply, by question kind and
+    by how many needles the notes report (the notes the main agent must pick among)."""
+    seen = sightings(notes)
+    implied = reasoning(item, seen)
+    follows = implied is not None and (answer or "").strip() == str(implied[1])
+    for group in ("", f"_{item.id.rsplit('-', 1)[-1]}", f"_sightings_{len(seen)}"):
+        counts[f"after_notes{group}"] += 1
+        counts[f"following{group}"] += follows
+
+
 def diagnose(folder: Path) -> dict:
     """Where a tools run goes wrong, agent by agent: each sub-agent note against the oracle's
     note for the same frames; a perfect note-follower replaying the run's own notes; and each
@@ -152,18 +163,14 @@ def diagnose(folder: Path) -> dict:
             got = call["completion"]["text"].strip()
             notes.append(got)
             note_counts(counts, window_note(truth, times, end), got, times, end)
-        kind = item.id.rsplit("-", 1)[-1]
         if notes:
             replay[item.kind].append(replay_score(item, notes))
-            implied = reasoning(item, sightings(notes))
-            follows = implied is not None and (trace["answer"] or "").strip() == str(implied[1])
-            counts["answers_after_notes"] += 1
-            counts["answers_following_notes"] += follows
-            counts[f"after_notes_{kind}"] += 1
-            counts[f"following_{kind}"] += follows
+            answer_counts(counts, item, notes, trace["answer"])
     rate = lambda a, b: round(counts[a] / counts[b], 4) if counts[b] else None  # noqa: E731
     colours = sorted(k.removeprefix("needles_") for k in counts if k.startswith("needles_"))
-    kinds = sorted(k.removeprefix("after_notes_") for k in counts if k.startswith("after_notes_"))
+    groups = [k.removeprefix("after_notes_") for k in counts if k.startswith("after_notes_")]
+    kinds = sorted(g for g in groups if not g.startswith("sightings_"))
+    seen = sorted(g.removeprefix("sightings_") for g in groups if g.startswith("sightings_"))
     mean = lambda xs: round(sum(xs) / len(xs), 4) if xs else None  # noqa: E731
     return {
         "sub_agent": {
@@ -188,9 +195,13 @@ def diagnose(folder: Path) -> dict:
             "open_f1": mean(replay["open_ended"]),
         },
         "main_agent": {
-            "answers_after_notes": counts["answers_after_notes"],
-            "follows_its_notes": rate("answers_following_notes", "answers_after_notes"),
+            "answers_after_notes": counts["after_notes"],
+            "follows_its_notes": rate("following", "after_notes"),
             "follows_by_question": {k: rate(f"following_{k}", f"after_notes_{k}") for k in kinds},
+            "answers_by_sightings": {n: counts[f"after_notes_sightings_{n}"] for n in seen},
+            "follows_by_sightings": {
+                n: rate(f"following_sightings_{n}", f"after_notes_sightings_{n}") for n in seen
+            },
         },
     }
 
