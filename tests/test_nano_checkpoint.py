@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import types
 
 from serving.checkpoints import NANO_DIR, default_checkpoint
 from serving.regime import read_regime
@@ -50,12 +51,29 @@ def test_lookup_keys_are_single_weighted_tokens_in_notes_and_reasoning_alike():
     reasoning that copies from it, and carry the content weight."""
     from transformers import AutoTokenizer
 
+    from agents.synthetic import Needle, QAItem
     from training.nano.loss import content_token_ids
+    from training.nano.oracle import reasoning, window_note
+
+    def oracle_reasoning(kind: str, question: str, options: tuple[str, ...]) -> str:
+        item = QAItem(f"s1-needle_1-mc-{kind}", "multiple_choice", question, options, "A", {})
+        return reasoning(item, {("blue", "circle"): (93.0, 99.0)})[0].split("\n")[0]
 
     tokenizer = AutoTokenizer.from_pretrained(NANO_DIR)
-    note = tokenizer.tokenize("Seen: blue circle from 93 to 99 seconds; the circle is blue.")
-    colour_reasoning = tokenizer.tokenize("So the circle is blue.")
-    shape_reasoning = tokenizer.tokenize("Seen: blue circle.")
+    video = types.SimpleNamespace(needles=[Needle(93.0, 98.5, "blue", "circle", "x")])
+    written = window_note(video, [91.0, 93.0, 95.0, 97.0, 99.0], end=100.0)
+    assert written == "Seen: blue circle from 93 to 99 seconds; the circle is blue.", written
+    note = tokenizer.tokenize(written)
+    colour = oracle_reasoning(
+        "colour", "What colour is the circle that appears in the video?", ("A. blue", "B. red")
+    )
+    shape = oracle_reasoning(
+        "shape",
+        "What shape is the blue object that appears in the video?",
+        ("A. circle", "B. cross"),
+    )
+    assert (colour, shape) == ("So the circle is blue.", "Seen: blue circle."), (colour, shape)
+    colour_reasoning, shape_reasoning = tokenizer.tokenize(colour), tokenizer.tokenize(shape)
     assert " the circle is" in note and " the circle is" in colour_reasoning, note
     assert note[0] == shape_reasoning[0] == "Seen: blue", (note, shape_reasoning)
     keys = tokenizer.convert_tokens_to_ids([" the circle is", "Seen: blue"])
