@@ -22,6 +22,7 @@ import os
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -128,32 +129,44 @@ def replay_score(item, notes: list[str]) -> float:
     return accuracy_reward(reply, kind=item.kind, target=target) or 0.0
 
 
+def follows_notes(item, notes: list[str], answer: str | None) -> tuple[tuple | None, bool]:
+    """(the oracle's last turn the notes imply as (reasoning, answer), or None when they
+    cannot answer; whether `answer` is that answer)."""
+    implied = reasoning(item, sightings(notes))
+    return implied, implied is not None and (answer or "").strip() == str(implied[1])
+
+
 def answer_counts(counts: Counter, item, notes: list[str], answer: str | None) -> None:
     """Count whether the final answer is what the run's own notes imply, by question kind and
     by how many needles the notes report (the notes the main agent must pick among)."""
-    seen = sightings(notes)
-    implied = reasoning(item, seen)
-    follows = implied is not None and (answer or "").strip() == str(implied[1])
-    for group in ("", f"_{item.id.rsplit('-', 1)[-1]}", f"_sightings_{len(seen)}"):
+    _, follows = follows_notes(item, notes, answer)
+    for group in ("", f"_{item.id.rsplit('-', 1)[-1]}", f"_sightings_{len(sightings(notes))}"):
         counts[f"after_notes{group}"] += 1
         counts[f"following{group}"] += follows
+
+
+def run_samples(folder: Path) -> Iterator[tuple]:
+    """Each sample of an eval run folder: (its video's truth, its item, its trace, the
+    sub-agent calls of the trace)."""
+    board = Board(folder / "board.sqlite")
+    for line in (folder / "samples.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        truth, items = read_manifest(Path(record["sample"]["media"]).with_suffix(".json"))
+        item = next(i for i in items if i.question == record["sample"]["question"])
+        trace = board.trace(record["trace_id"])
+        subs = [c for c in trace["model_calls"] if c["agent"].startswith("sub:")]
+        yield truth, item, trace, subs
 
 
 def diagnose(folder: Path) -> dict:
     """Where a tools run goes wrong, agent by agent: each sub-agent note against the oracle's
     note for the same frames; a perfect note-follower replaying the run's own notes; and each
     final answer against what the run's own notes imply."""
-    board = Board(folder / "board.sqlite")
     counts, replay = Counter(), {"multiple_choice": [], "grounding": [], "open_ended": []}
-    for line in (folder / "samples.jsonl").read_text().splitlines():
-        record = json.loads(line)
-        video_file, item_question = record["sample"]["media"], record["sample"]["question"]
-        truth, items = read_manifest(Path(video_file).with_suffix(".json"))
-        item = next(i for i in items if i.question == item_question)
-        trace = board.trace(record["trace_id"])
+    for truth, item, trace, subs in run_samples(folder):
         windows = {f"sub:{n['turn']}:{n['index']}": n for n in trace["notes"]}
         notes = []
-        for call in (c for c in trace["model_calls"] if c["agent"].startswith("sub:")):
+        for call in subs:
             ref = next(p for p in call["messages"][-1]["content"] if p.get("type") == "frames")
             frames = frame_store.encode_frames(
                 ref["video"], tuple(ref["timestamps"]), ref["max_pixels"]

@@ -33,33 +33,34 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).parent))
 
 import torch  # noqa: E402
+from nano_eval import follows_notes, run_samples, weights_digest  # noqa: E402
 
 from agents import benchmark, prompts  # noqa: E402
 from agents.protocol import render_turn  # noqa: E402
-from agents.synthetic import read_manifest  # noqa: E402
-from graphs.board import Board  # noqa: E402
 from training.collate import FramesCollator  # noqa: E402
 from training.nano.loss import content_token_ids  # noqa: E402
-from training.nano.oracle import SEEN, reasoning, restated_key, sightings  # noqa: E402
+from training.nano.oracle import SEEN, restated_key, sightings  # noqa: E402
 from training.sft_data import trace_rows  # noqa: E402
 
 VARIANTS = ("full", "no_system", "no_overview", "no_first_turn", "notes_only")
 
 
-def contexts(messages: list[dict], images: list, item, last_turn: str) -> dict:
-    """Each variant's (messages, images), all ending with `last_turn` as the assistant's."""
+def contexts(messages: list[dict], images: list, last_turn: str) -> dict:
+    """Each variant's (messages, images), all ending with `last_turn` as the assistant's. The
+    first user turn ends with the question block, which alone is the note-to-answer rows'
+    first turn."""
     system, user, first, notes = messages[:4]
     turn = {"role": "assistant", "content": [prompts.text_part(last_turn)]}
     question = {"role": "user", "content": [user["content"][-1]]}
-    block = f"{benchmark.prompt_text(item)}\n{prompts.ANSWER_TAG_INSTRUCTION}"
     return {
         "full": ([system, user, first, notes, turn], images),
         "no_system": ([user, first, notes, turn], images),
         "no_overview": ([system, question, first, notes, turn], []),
         "no_first_turn": ([system, user, notes, turn], images),
-        "notes_only": ([{"role": "user", "content": [prompts.text_part(block)]}, notes, turn], []),
+        "notes_only": ([question, notes, turn], []),
     }
 
 
@@ -103,14 +104,24 @@ def lookup_ids(tokenizer, item) -> tuple[int, set[int], set[int]] | None:
     return None
 
 
+def lookup_positions(ids: list[int], key: int, keys: set[int], values: set[int]):
+    """(the query: the last `key`; the same key before it, in the notes; the `values` right
+    after the other `keys`).
+
+    >>> lookup_positions([7, 1, 8, 2, 0, 7, 1, 0, 7], 7, {7, 8}, {1, 2})
+    (8, 5, [3])
+    """
+    query = max(i for i, t in enumerate(ids) if t == key)
+    note_key = max(i for i, t in enumerate(ids[:query]) if t == key)
+    others = [i for i, t in enumerate(ids[:query]) if t in values and ids[i - 1] in keys - {key}]
+    return query, note_key, others
+
+
 def attention_to_values(model, batch: dict, key: int, keys: set[int], values: set[int]):
     """Per layer, the best head's weight from the fact line's key (its last occurrence) on
     the value right after the same key in the notes, on that key, and on the values after
     the other keys."""
-    ids = batch["input_ids"][0].tolist()
-    query = max(i for i, t in enumerate(ids) if t == key)
-    note_key = max(i for i, t in enumerate(ids[:query]) if t == key)
-    others = [i for i, t in enumerate(ids[:query]) if t in values and ids[i - 1] in keys - {key}]
+    query, note_key, others = lookup_positions(batch["input_ids"][0].tolist(), key, keys, values)
     with torch.no_grad():
         weights = model(**{k: v for k, v in batch.items() if k != "labels"},
                         output_attentions=True).attentions  # fmt: skip
@@ -136,23 +147,17 @@ def probe(model_dir: Path, run: Path) -> dict:
     ).eval()
     content = torch.zeros(len(tokenizer), dtype=torch.bool)
     content[sorted(content_token_ids(tokenizer))] = True
-    board, counts, attention = Board(run / "board.sqlite"), Counter(), []
-    for line in (run / "samples.jsonl").read_text().splitlines():
-        record = json.loads(line)
-        _, items = read_manifest(Path(record["sample"]["media"]).with_suffix(".json"))
-        item = next(i for i in items if i.question == record["sample"]["question"])
-        trace = board.trace(record["trace_id"])
-        notes = [c["completion"]["text"].strip() for c in trace["model_calls"]
-                 if c["agent"].startswith("sub:")]  # fmt: skip
-        seen = sightings(notes)
-        implied = reasoning(item, seen) if len(seen) >= 2 else None
+    counts, attention = Counter(), []
+    for _, item, trace, subs in run_samples(run):
+        notes = [c["completion"]["text"].strip() for c in subs]
+        implied, followed = follows_notes(item, notes, trace["answer"])
         rows = [r for r in trace_rows(trace) if r["agent"] == "main" and len(r["messages"]) == 5]
-        if implied is None or not rows:
+        if implied is None or len(sightings(notes)) < 2 or not rows:
             continue
-        group = "followed" if (trace["answer"] or "").strip() == implied[1] else "not_followed"
+        group = "followed" if followed else "not_followed"
         counts[f"{group}.runs"] += 1
         last_turn = render_turn(implied[0], answer=implied[1])
-        variants = contexts(rows[0]["messages"], rows[0]["images"], item, last_turn)
+        variants = contexts(rows[0]["messages"], rows[0]["images"], last_turn)
         for name, (messages, images) in variants.items():
             batch = collate([{"messages": messages, "images": images}])
             counts[f"{group}.{name}"] += last_turn_right(model, batch, content)
@@ -180,9 +185,6 @@ def probe(model_dir: Path, run: Path) -> dict:
 
 
 def main() -> int:
-    sys.path.insert(0, str(Path(__file__).parent))
-    from nano_eval import weights_digest
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--eval",

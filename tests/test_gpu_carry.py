@@ -3,7 +3,6 @@ checkpointing on the transformers versions they meet there and here."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 import zipfile
@@ -12,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench_scripts import load_bench
 from training.trainer_args import checkpointing_field
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("gpu_carry", ROOT / "bench" / "gpu_carry.py")
-gpu_carry = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(gpu_carry)
+gpu_carry = load_bench("gpu_carry")
 
 
 def test_the_image_list_pins_what_the_carry_must_not_replace():

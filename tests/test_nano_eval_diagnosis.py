@@ -1,13 +1,11 @@
 """bench/nano_eval.py's diagnosis of the main agent: does its answer follow its own notes, by
 question kind and by how many needles the notes report."""
 
-import importlib.util
 from collections import Counter
-from pathlib import Path
 
 from agents.synthetic import QAItem
+from tests.bench_scripts import load_bench
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "nano_eval.py"
 GROUND = QAItem(
     id="s1-needle_1-ground",
     kind="grounding",
@@ -24,10 +22,7 @@ TWO_NOTES = [
 
 
 def _nano_eval():
-    spec = importlib.util.spec_from_file_location("nano_eval", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("nano_eval")
 
 
 def test_an_answer_copied_from_the_other_note_is_counted_against_two_sightings():
