@@ -41,7 +41,7 @@ from nano_eval import follows_notes, run_samples, weights_digest  # noqa: E402
 from agents import benchmark, prompts  # noqa: E402
 from agents.protocol import render_turn  # noqa: E402
 from training.collate import FramesCollator  # noqa: E402
-from training.nano.loss import content_token_ids  # noqa: E402
+from training.nano.loss import content_mask  # noqa: E402
 from training.nano.oracle import SEEN, restated_key, sightings  # noqa: E402
 from training.sft_data import trace_rows  # noqa: E402
 
@@ -145,8 +145,7 @@ def probe(model_dir: Path, run: Path) -> dict:
     model = AutoModelForImageTextToText.from_pretrained(
         model_dir, dtype=torch.float32, attn_implementation="eager"
     ).eval()
-    content = torch.zeros(len(tokenizer), dtype=torch.bool)
-    content[sorted(content_token_ids(tokenizer))] = True
+    content = content_mask(tokenizer)
     counts, attention = Counter(), []
     for _, item, trace, subs in run_samples(run):
         notes = [c["completion"]["text"].strip() for c in subs]

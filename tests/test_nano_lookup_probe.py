@@ -49,14 +49,13 @@ def test_the_check_tells_the_notes_answer_from_a_wrong_one():
     from transformers import AutoImageProcessor, AutoModelForImageTextToText, AutoTokenizer
 
     from training.collate import FramesCollator
-    from training.nano.loss import content_token_ids
+    from training.nano.loss import content_mask
 
     probe = _probe()
     tokenizer = AutoTokenizer.from_pretrained(NANO)
     collate = FramesCollator(tokenizer, AutoImageProcessor.from_pretrained(NANO))
     model = AutoModelForImageTextToText.from_pretrained(NANO, dtype=torch.float32).eval()
-    content = torch.zeros(len(tokenizer), dtype=torch.bool)
-    content[sorted(content_token_ids(tokenizer))] = True
+    content = content_mask(tokenizer)
     rows = notes.note_rows([18])  # one needle; its multiple-choice question asks its colour
     row = next(r for r in rows if "colour" in r["messages"][0]["content"][0]["text"])
     turn = row["messages"][-1]["content"][0]["text"]
@@ -71,4 +70,5 @@ def test_the_check_tells_the_notes_answer_from_a_wrong_one():
 def test_the_probes_doctests_pass():
     import doctest
 
-    assert doctest.testmod(_probe()).failed == 0
+    result = doctest.testmod(_probe())
+    assert result.attempted >= 2 and result.failed == 0

@@ -43,6 +43,13 @@ def content_token_ids(tokenizer) -> set[int]:
     return ids
 
 
+def content_mask(tokenizer) -> torch.Tensor:
+    """A bool per vocabulary id: True for the :func:`content_token_ids`."""
+    mask = torch.zeros(len(tokenizer), dtype=torch.bool)
+    mask[sorted(content_token_ids(tokenizer))] = True
+    return mask
+
+
 def token_weights(labels: torch.Tensor, content: torch.Tensor, weight: float) -> torch.Tensor:
     """Per-position weights of the next-token targets ``labels[:, 1:]``: 0 where there is no
     target, `weight` on content tokens (`content`: a bool lookup by id), 1 elsewhere.

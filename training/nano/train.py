@@ -34,7 +34,7 @@ from agents import benchmark
 from training.collate import FramesCollator
 from training.nano import warmup
 from training.nano.loss import (
-    content_token_ids,
+    content_mask,
     frame_head,
     linear_patch_embed,
     token_weights,
@@ -156,8 +156,7 @@ def train_sft(
     model.train()
     linear_patch_embed(model)
     head = frame_head(model)
-    content = torch.zeros(len(tokenizer), dtype=torch.bool)
-    content[sorted(content_token_ids(tokenizer))] = True
+    content = content_mask(tokenizer)
     collate = FramesCollator(tokenizer, processor)
     warmed = warm_up(model, head, tokenizer, processor, collate, rows, schedule)
     sampler = Sampler(rows, schedule)
