@@ -56,6 +56,11 @@ def chromium() -> str:
     return found
 
 
+def _ends(log: str, keep: int = 2500) -> str:
+    """Both ends of a long log: npm states the cause first and its usage text last."""
+    return log if len(log) <= 2 * keep else f"{log[:keep]}\n[...]\n{log[-keep:]}"
+
+
 @pytest.fixture(scope="session")
 def chat_ui() -> Path:
     """The built Agent Chat UI (its dist/ folder), built once and cached under build/."""
@@ -69,9 +74,7 @@ def chat_ui() -> Path:
         check=False,
     )
     if result.returncode != 0:
-        pytest.fail(
-            f"building Agent Chat UI failed ({result.returncode}):\n{result.stderr[-4000:]}"
-        )
+        pytest.fail(f"building Agent Chat UI failed ({result.returncode}):\n{_ends(result.stderr)}")
     return Path(result.stdout.strip().splitlines()[-1])
 
 
