@@ -79,13 +79,20 @@ def last_run(mask: torch.Tensor) -> torch.Tensor:
     return kept
 
 
-def last_turn_right(model, batch: dict, content: torch.Tensor) -> bool:
-    """Whether the argmax is right at every content token of the last assistant turn."""
+def first_miss(model, batch: dict, content: torch.Tensor) -> int | None:
+    """The input position whose next token is the first content token of the last assistant
+    turn that the argmax gets wrong; None when it gets all of them right."""
     with torch.no_grad():
         logits = model(**{k: v for k, v in batch.items() if k != "labels"}).logits[0, :-1]
     targets = batch["labels"][0, 1:]
     keep = last_run(targets != -100) & content[targets.clamp(min=0)]
-    return bool((logits.argmax(-1)[keep] == targets[keep]).all())
+    wrong = (keep & (logits.argmax(-1) != targets)).nonzero()
+    return int(wrong[0, 0]) if len(wrong) else None
+
+
+def last_turn_right(model, batch: dict, content: torch.Tensor) -> bool:
+    """Whether the argmax is right at every content token of the last assistant turn."""
+    return first_miss(model, batch, content) is None
 
 
 def lookup_ids(tokenizer, item) -> tuple[int, set[int], set[int]] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -10,8 +11,11 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 
 def load_bench(name: str) -> ModuleType:
-    """bench/<name>.py, executed as module `name`."""
+    """bench/<name>.py, executed as module `name` and registered as it: a bench script that
+    imports another (``from nano_lookup_probe import ...``) then shares this one, and doctest
+    finds this one's functions as its own."""
     spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module

@@ -64,7 +64,10 @@ def test_the_check_tells_the_notes_answer_from_a_wrong_one():
     other = next(c for c in benchmark.COLOURS if c != colour)
     wrong = {**row, "messages": [*row["messages"][:-1], {"role": "assistant", "content": [
         prompts.text_part(turn.replace(f"is {colour}.", f"is {other}."))]}]}  # fmt: skip
-    assert not probe.last_turn_right(model, collate([wrong]), content)
+    batch = collate([wrong])
+    assert not probe.last_turn_right(model, batch, content)
+    miss = probe.first_miss(model, batch, content)  # the input token whose next one is wrong
+    assert tokenizer.decode(batch["input_ids"][0, miss : miss + 1]).endswith(" is"), miss
 
 
 def test_the_probes_doctests_pass():
