@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import os
 import random
 import re
@@ -45,11 +44,10 @@ from training.nano import model as nano_model
 from training.nano import notes, warmup
 from training.nano.loss import content_mask, token_weights, weighted_loss
 from training.nano.oracle import sightings
+from training.nano.train import learning_rate
 
 TRAIN_PLANS = 20_000
 HELD_OUT_PLANS = 400
-KINDS = {"What colour": "colour", "What shape": "shape", "When does": "ground",
-         "How many": "count", "Which colour": "order", "What are": "open"}  # fmt: skip
 SIGHTINGS = tuple(f" {c} {s}" for c in benchmark.COLOURS for s in benchmark.SHAPES)
 
 
@@ -102,9 +100,8 @@ def with_one_token_sightings(row: dict) -> dict:
 
 
 def kind_of(row: dict) -> str:
-    """The question kind of a note-to-answer row ("colour", "ground", ...)."""
-    question = row["messages"][0]["content"][0]["text"]
-    return KINDS[" ".join(question.split()[:2])]
+    """The question kind of a note-to-answer row ("colour", "ground", ...), from its id."""
+    return row["question_id"].rsplit("-", 1)[-1]
 
 
 def several_sightings(row: dict) -> bool:
@@ -153,9 +150,8 @@ def run(args) -> dict:
     optimiser = torch.optim.AdamW(params, lr=2e-3, betas=(0.9, 0.98), weight_decay=0.01)
     rng, evals = random.Random(0), []
     for step in range(args.steps):
-        lr = 2e-3 * min(1, (step + 1) / 50) * 0.5 * (1 + math.cos(math.pi * step / args.steps))
         for group in optimiser.param_groups:
-            group["lr"] = lr
+            group["lr"] = learning_rate(2e-3, step, args.steps, 50)
         batch = collate([rng.choice(rows) for _ in range(32)])
         loss, _, _ = weighted_loss(model, batch, token_weights(batch["labels"], content, 4.0))
         optimiser.zero_grad()

@@ -15,7 +15,7 @@ from agents import benchmark, frame_store
 from agents.protocol import parse
 from agents.scoring.text import normalize_answer
 from agents.synthetic import Needle, SyntheticVideo
-from training.nano import data, loss, notes, oracle, warmup
+from training.nano import data, loss, notes, oracle, train, warmup
 from training.nano.oracle import NO_SHAPES, sightings, window_note
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,6 +113,8 @@ def test_note_rows_see_the_frames_the_graph_decodes_for_each_window(oracle_trace
 def test_note_rows_hold_the_question_the_notes_and_the_oracles_last_turn():
     rows = list(notes.note_rows(range(40, 45)))
     assert len(rows) == 15 and all(r["images"] == [] and r["agent"] == "notes" for r in rows)
+    kinds = [r["question_id"].rsplit("-", 1)[-1] for r in rows]
+    assert kinds.count("ground") == kinds.count("open") == 5, kinds  # one of each per video
     for row in rows:
         question, responses, turn = (m["content"][0]["text"] for m in row["messages"])
         assert question.startswith(("What", "How", "Which", "When"))
@@ -152,7 +154,7 @@ def test_the_rebuild_command_runs_its_first_steps_deterministically(tmp_path):
     ).read_bytes()
 
 
-@pytest.mark.parametrize("module", [loss, notes, oracle, warmup], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [loss, notes, oracle, train, warmup], ids=lambda m: m.__name__)
 def test_the_nano_modules_doctests_pass(module):
     result = doctest.testmod(module)
     assert result.attempted >= 1 and result.failed == 0

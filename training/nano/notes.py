@@ -76,5 +76,5 @@ def note_rows(seeds: Iterable[int]) -> Iterator[dict]:
                 },
             ]
             yield {"messages": messages, "images": [], "agent": "notes", "noise": 0.0,
-                   "run_id": f"notes-{seed}", "source": "plan", "frame_labels": [],
-                   "colours": []}  # fmt: skip
+                   "run_id": f"notes-{seed}", "question_id": item.id, "source": "plan",
+                   "frame_labels": [], "colours": []}  # fmt: skip

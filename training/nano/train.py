@@ -94,6 +94,17 @@ def dedupe(rows: Sequence[dict]) -> list[dict]:
     return out
 
 
+def learning_rate(peak: float, step: int, steps: int, warmup_steps: int) -> float:
+    """The learning rate at `step` of `steps`: ramped up over `warmup_steps`, then a cosine
+    from `peak` down to 0.
+
+    >>> [round(learning_rate(1.0, s, 100, 10), 3) for s in (0, 9, 50, 99)]
+    [0.1, 0.98, 0.5, 0.0]
+    """
+    progress = step / steps
+    return peak * min(1.0, (step + 1) / warmup_steps) * (0.5 * (1 + math.cos(math.pi * progress)))
+
+
 class Sampler:
     """Seeded batches: main-agent rows uniformly, sub-agent rows colour-balanced, from the
     noise tiers open at each step."""
@@ -178,14 +189,12 @@ def train_sft(
         log_file.write(json.dumps({"schedule": asdict(schedule), "rows": len(rows)}) + "\n")
         log_file.write(json.dumps({"warm_up": warmed}) + "\n")
         for step in range(schedule.steps):
-            progress = step / schedule.steps
             agent, chosen = sampler.batch(step)
             batch = collate(chosen)
             labels = [lab for row in chosen for lab in row.get("frame_labels", [])]
             if labels and "pixel_values" in batch:
                 batch["frame_labels"] = torch.tensor(labels, dtype=torch.long)
-            lr = schedule.learning_rate * min(1.0, (step + 1) / schedule.warmup_steps)
-            lr *= 0.5 * (1 + math.cos(math.pi * progress))
+            lr = learning_rate(schedule.learning_rate, step, schedule.steps, schedule.warmup_steps)
             for group in optimizer.param_groups:
                 group["lr"] = lr
             weights = token_weights(batch["labels"], content, schedule.content_weight)
