@@ -9,7 +9,8 @@ Steps (each skipped when its output is already in OUT, so a killed rebuild resum
    (``data/traces.jsonl``, the graph's trace format), with and without tools;
 2. ``init/``: the tokenizer trained on the rows' text and the untrained Qwen3-VL;
 3. ``sft/``: SFT on the oracle rows and on note-to-answer rows made from train-split plans
-   (``training.nano.notes``), with the noise curriculum (``training.nano.train``);
+   (``training.nano.notes``), with the noise curriculum (``training.nano.train``); a killed
+   SFT goes on from its last resume point (``training.nano.resume``), not from step 0;
 4. ``grpo/`` and ``para_grpo/``: plain GRPO and PARA-GRPO from the SFT checkpoint on
    full-noise train videos (``training.grpo``), and ``dynamics.png``, their f_tau / kappa
    (and accuracy) per step; with 2 threads or more the two arms run side by side, one
@@ -43,7 +44,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from agents import benchmark
 from serving.regime import Regime, write_regime
-from training.nano import data, model, notes, train
+from training.nano import data, model, notes, resume, train
 
 log = logging.getLogger(__name__)
 
@@ -179,6 +180,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grpo-steps", type=int, default=50, help="Steps of each GRPO arm.")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--save-every", type=int, default=0, help="SFT step-N/ checkpoints.")
+    parser.add_argument(
+        "--resume-every", type=int, default=train.SFTSchedule.resume_every,
+        help="Steps between SFT's resume points (a killed SFT goes on from the last one).",
+    )  # fmt: skip
     parser.add_argument("--stop-after", choices=("data", "init", "sft", "grpo"), default=None)
     parser.add_argument("--ship", action="store_true", help=f"Copy the result to {SHIPPED}.")
     args = parser.parse_args(argv)
@@ -213,8 +218,12 @@ def main(argv: list[str] | None = None) -> int:
         seed=args.seed,
         threads=args.threads,
         save_every=args.save_every,
+        resume_every=args.resume_every,
     )
-    sft = run_sft(args.out, init, rows, schedule)
+    try:
+        sft = run_sft(args.out, init, rows, schedule)
+    except resume.ResumeRefused as error:
+        parser.exit(2, f"rebuild: {error}\n")
     if mark("sft"):
         return 0
     checkpoints = run_arms(

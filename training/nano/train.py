@@ -32,7 +32,7 @@ import torch
 
 from agents import benchmark
 from training.collate import FramesCollator
-from training.nano import warmup
+from training.nano import resume, warmup
 from training.nano.loss import (
     content_mask,
     frame_head,
@@ -71,6 +71,7 @@ class SFTSchedule:
     threads: int = 2
     log_every: int = 20
     save_every: int = 0  # also save step-N/ checkpoints (for probing a run in progress)
+    resume_every: int = 200  # write the resume point (training.nano.resume) every N steps
 
 
 def _agent(row: dict) -> str:
@@ -156,7 +157,10 @@ def train_sft(
     out_dir: str | Path,
     schedule: SFTSchedule = SFTSchedule(),
 ) -> Path:
-    """Train the checkpoint in `model_dir` on `rows`; save it to `out_dir`; log to sft.jsonl."""
+    """Train the checkpoint in `model_dir` on `rows`; save it to `out_dir`; log to sft.jsonl.
+
+    A run killed after its first resume point goes on from there when called again with the
+    same schedule and rows (``training.nano.resume``), warm-ups included."""
     from transformers import AutoImageProcessor, AutoModelForImageTextToText, AutoTokenizer
 
     torch.set_num_threads(schedule.threads)
@@ -169,7 +173,11 @@ def train_sft(
     head = frame_head(model)
     content = content_mask(tokenizer)
     collate = FramesCollator(tokenizer, processor)
-    warmed = warm_up(model, head, tokenizer, processor, collate, rows, schedule)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    identity = resume.fingerprint(schedule, len(rows))
+    state = resume.load(out, identity)
+    warmed = None if state else warm_up(model, head, tokenizer, processor, collate, rows, schedule)
     sampler = Sampler(rows, schedule)
     params = [*model.named_parameters(), *(("aux." + n, p) for n, p in head.named_parameters())]
     decay = [p for n, p in params if p.ndim >= 2 and "embed" not in n]
@@ -182,13 +190,18 @@ def train_sft(
         lr=schedule.learning_rate,
         betas=(0.9, 0.98),
     )
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    began, window = time.perf_counter(), {a: [] for a in (*AGENTS, "aux", "aux_acc")}
-    with (out / "sft.jsonl").open("w") as log_file:
-        log_file.write(json.dumps({"schedule": asdict(schedule), "rows": len(rows)}) + "\n")
-        log_file.write(json.dumps({"warm_up": warmed}) + "\n")
-        for step in range(schedule.steps):
+    first, window = 0, {a: [] for a in (*AGENTS, "aux", "aux_acc")}
+    if state:
+        resume.restore(state, model=model, head=head, optimizer=optimizer, sampler=sampler)
+        first, window = state["step"], state["window"]
+        resume.trim_log(out / "sft.jsonl", first)
+        log.info("SFT resumes after step %d of %d", first, schedule.steps)
+    began = time.perf_counter() - (state["elapsed"] if state else 0.0)
+    with (out / "sft.jsonl").open("a" if state else "w") as log_file:
+        if not state:
+            log_file.write(json.dumps({"schedule": asdict(schedule), "rows": len(rows)}) + "\n")
+            log_file.write(json.dumps({"warm_up": warmed}) + "\n")
+        for step in range(first, schedule.steps):
             agent, chosen = sampler.batch(step)
             batch = collate(chosen)
             labels = [lab for row in chosen for lab in row.get("frame_labels", [])]
@@ -222,8 +235,17 @@ def train_sft(
                 window = {k: [] for k in window}
             if schedule.save_every and (step + 1) % schedule.save_every == 0:
                 _save(model, model_dir, out / f"step-{step + 1}")
+            if schedule.resume_every and (step + 1) % schedule.resume_every == 0:
+                log_file.flush()
+                resume.save(
+                    out, step=step + 1, model=model, head=head, optimizer=optimizer,
+                    sampler=sampler, elapsed=time.perf_counter() - began, window=window,
+                    identity=identity,
+                )  # fmt: skip
     model.eval()
-    return _save(model, model_dir, out)
+    saved = _save(model, model_dir, out)
+    resume.clear(out)
+    return saved
 
 
 def warm_up(model, head, tokenizer, processor, collate, rows, schedule: SFTSchedule) -> dict:

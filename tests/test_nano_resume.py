@@ -1,0 +1,91 @@
+"""A killed SFT goes on from its last resume point and ends bit-identical to a run that was
+never stopped; a resume point from other settings is refused, not mixed in."""
+
+import json
+import shutil
+
+import pytest
+
+from training.nano import rebuild, resume, train
+
+ARGS = ["--videos", "3", "--note-seeds", "30", "--warmup-steps", "2", "2", "--threads", "1",
+        "--stop-after", "sft", "--resume-every", "1"]  # fmt: skip
+
+
+class Killed(Exception):
+    pass
+
+
+def build(out, steps=3):
+    return rebuild.main(["--out", str(out), "--sft-steps", str(steps), *ARGS])
+
+
+def kill_at(monkeypatch, at):
+    """Kill SFT as it starts step `at` (after the resume point of step `at`)."""
+    real = train.learning_rate
+
+    def rate(peak, step, steps, warmup_steps):
+        if step == at:
+            raise Killed
+        return real(peak, step, steps, warmup_steps)
+
+    monkeypatch.setattr(train, "learning_rate", rate)
+
+
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory):
+    out = tmp_path_factory.mktemp("straight")
+    assert build(out) == 0
+    return out
+
+
+def resumable(straight, tmp_path):
+    """A build folder whose data and init are the straight run's, SFT not yet run."""
+    for stage in ("data", "init"):
+        shutil.copytree(straight / stage, tmp_path / stage)
+    return tmp_path
+
+
+def test_a_killed_sft_resumes_and_ends_as_if_never_stopped(straight, tmp_path, monkeypatch):
+    out = resumable(straight, tmp_path)
+    kill_at(monkeypatch, 2)
+    with pytest.raises(Killed):
+        build(out)
+    assert (out / "sft" / resume.STATE).exists()
+    assert not (out / "sft" / "model.safetensors").exists()
+    monkeypatch.undo()
+    calls = []
+    monkeypatch.setattr(train, "warm_up", lambda *a, **k: calls.append(a))
+    assert build(out) == 0
+    assert calls == []  # the warm-ups' result is in the saved weights, not run again
+    weights = "sft/model.safetensors"
+    assert (out / weights).read_bytes() == (straight / weights).read_bytes()
+    assert not (out / "sft" / resume.STATE).exists()
+    logged = [json.loads(line) for line in (out / "sft" / "sft.jsonl").read_text().splitlines()]
+    assert [sorted(line) for line in logged] == [["rows", "schedule"], ["warm_up"]]
+
+
+def test_a_resume_point_from_other_settings_is_refused(straight, tmp_path, monkeypatch, capsys):
+    out = resumable(straight, tmp_path)
+    kill_at(monkeypatch, 1)
+    with pytest.raises(Killed):
+        build(out)
+    monkeypatch.undo()
+    with pytest.raises(SystemExit) as exited:
+        build(out, steps=4)
+    assert exited.value.code == 2
+    assert "delete it to start SFT over" in capsys.readouterr().err
+    assert (out / "sft" / resume.STATE).exists()  # nothing already done is lost
+
+
+def test_an_unreadable_resume_point_is_refused_with_what_to_do(tmp_path):
+    (tmp_path / resume.STATE).write_bytes(b"not a torch file")
+    with pytest.raises(resume.ResumeRefused, match=r"cannot be read.*delete it"):
+        resume.load(tmp_path, {})
+
+
+def test_the_log_keeps_headers_and_steps_up_to_the_resume_point(tmp_path):
+    log = tmp_path / "sft.jsonl"
+    log.write_text('{"schedule": {}}\n{"warm_up": {}}\n{"step": 20}\n{"step": 40}\n')
+    resume.trim_log(log, 20)
+    assert log.read_text() == '{"schedule": {}}\n{"warm_up": {}}\n{"step": 20}\n'
