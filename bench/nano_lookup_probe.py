@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).parent))
 
 import torch  # noqa: E402
-from nano_eval import follows_notes, run_samples, weights_digest  # noqa: E402
+from nano_diagnosis import follows_notes, run_samples  # noqa: E402
+from nano_eval import weights_digest  # noqa: E402
 
 from agents import benchmark, prompts  # noqa: E402
 from agents.protocol import render_turn  # noqa: E402

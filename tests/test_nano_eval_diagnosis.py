@@ -1,5 +1,6 @@
-"""bench/nano_eval.py's diagnosis of the main agent: does its answer follow its own notes, by
-question kind and by how many needles the notes report."""
+"""bench/nano_eval.py's diagnosis of the main agent (bench/nano_diagnosis.py): does its answer
+follow its own notes, by question kind and by how many needles the notes report, and is a
+missed lookup an answer for another needle of its notes."""
 
 from collections import Counter
 
@@ -22,7 +23,7 @@ TWO_NOTES = [
 
 
 def _nano_eval():
-    return load_bench("nano_eval")
+    return load_bench("nano_diagnosis")
 
 
 def test_an_answer_copied_from_the_other_note_is_counted_against_two_sightings():
@@ -43,3 +44,34 @@ def test_notes_that_cannot_answer_never_count_as_followed():
     nano_eval, counts = _nano_eval(), Counter()
     nano_eval.answer_counts(counts, GROUND, ["No coloured shapes."], "13-23")
     assert counts["after_notes_sightings_0"] == 1 and counts["following"] == 0
+
+
+COLOUR = QAItem(
+    id="s1-needle_1-colour",
+    kind="multiple_choice",
+    question="What colour is the circle that appears in the video?",
+    options=("A. green", "B. red", "C. blue", "D. yellow"),
+    answer="C",
+    target={},
+)
+
+
+def test_a_missed_lookup_is_told_apart_by_whose_value_it_answers():
+    nano_eval, counts = _nano_eval(), Counter()
+    other_span = "The event happens in the 203 - 218 seconds."
+    assert nano_eval.answers_for_another_needle(GROUND, TWO_NOTES, other_span)
+    assert not nano_eval.answers_for_another_needle(
+        GROUND, TWO_NOTES, "The event happens in the 14 - 23 seconds."
+    )
+    assert not nano_eval.answers_for_another_needle(
+        GROUND, TWO_NOTES, "The event happens in the 13 - 23 seconds."
+    )
+    assert nano_eval.answers_for_another_needle(COLOUR, TWO_NOTES, "A")  # the square's colour
+    assert not nano_eval.answers_for_another_needle(COLOUR, TWO_NOTES, "B")
+    for answer in (
+        other_span,
+        "The event happens in the 14 - 23 seconds.",
+        "The event happens in the 13 - 23 seconds.",
+    ):
+        nano_eval.answer_counts(counts, GROUND, TWO_NOTES, answer)
+    assert counts["lookup_misses"] == 2 and counts["lookup_misses_for_another_needle"] == 1
