@@ -168,11 +168,24 @@ def run(args) -> dict:
             "held_out_rows": len(held), "evals": evals}  # fmt: skip
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def init_parser(description: str) -> argparse.ArgumentParser:
+    """A parser with the options every trial from an untrained nano takes: --init, --json."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--init", type=Path, required=True,
                         help="An untrained nano: a rebuild's init/ folder.")  # fmt: skip
     parser.add_argument("--json", type=Path, required=True)
+    return parser
+
+
+def require_init(init: Path) -> None:
+    """Exit with what to do when `init` holds no checkpoint."""
+    if not (init / "config.json").exists():
+        raise SystemExit(f"{init}: no checkpoint there; run `python -m "
+                         "training.nano.rebuild --out DIR` to its init stage first")  # fmt: skip
+
+
+def main() -> int:
+    parser = init_parser(__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--every", type=int, default=250)
     parser.add_argument("--warmup-steps", type=int, default=300)
@@ -181,9 +194,7 @@ def main() -> int:
     parser.add_argument("--text-layers", type=int)
     parser.add_argument("--one-token-sightings", action="store_true")
     args = parser.parse_args()
-    if not (args.init / "config.json").exists():
-        raise SystemExit(f"{args.init}: no checkpoint there; run `python -m "
-                         "training.nano.rebuild --out DIR` to its init stage first")  # fmt: skip
+    require_init(args.init)
     args.json.write_text(json.dumps(run(args), indent=2) + "\n")
     return 0
 

@@ -15,7 +15,6 @@ on the values (the recall), and rows right at every token.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -25,8 +24,10 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).parent))
 
 import torch
+from nano_lookup_ablation import init_parser, load, require_init
 
 from agents import prompts
 from training.collate import FramesCollator
@@ -88,22 +89,17 @@ def score(model, collate, rows: list[dict], value_ids: torch.Tensor) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--init", type=Path, required=True,
-                        help="An untrained nano: a rebuild's init/ folder.")  # fmt: skip
-    parser.add_argument("--json", type=Path, required=True)
+    parser = init_parser(__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--every", type=int, default=100)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     args = parser.parse_args()
-    from transformers import AutoImageProcessor, AutoModelForImageTextToText, AutoTokenizer
-
+    require_init(args.init)
     torch.set_num_threads(2)
     torch.manual_seed(0)
-    tokenizer = AutoTokenizer.from_pretrained(args.init)
-    collate = FramesCollator(tokenizer, AutoImageProcessor.from_pretrained(args.init))
-    model = AutoModelForImageTextToText.from_pretrained(args.init, dtype=torch.float32).train()
+    tokenizer, processor, model = load(args.init, text_layers=None, one_token_sightings=False)
+    collate = FramesCollator(tokenizer, processor)
     words, numbers = warmup.copy_pool(tokenizer)
     keys = list(nano_model.LOOKUP_KEYS) + words
     value_ids = torch.tensor(tokenizer.convert_tokens_to_ids(list(nano_model.WHOLE_SECONDS)))

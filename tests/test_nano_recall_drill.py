@@ -1,6 +1,8 @@
 """bench/nano_recall_drill.py: its rows ask every key once, and its score tells keys from values."""
 
 import doctest
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,3 +37,13 @@ def test_each_asked_pair_gives_one_key_and_one_value_position():
     is_key, is_value = drill.answer_masks(labels, values, other)
     asked = [row["messages"][1]["content"][0]["text"].count(" ") // 2 for row in rows]
     assert is_key.sum(-1).tolist() == asked == is_value.sum(-1).tolist()
+
+
+def test_a_folder_without_a_checkpoint_gets_what_to_do(tmp_path):
+    script = Path(__file__).resolve().parents[1] / "bench" / "nano_recall_drill.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--init", str(tmp_path), "--json", str(tmp_path / "o.json")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1 and "no checkpoint there" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "o.json").exists()
