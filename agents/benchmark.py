@@ -111,15 +111,7 @@ def questions(video: SyntheticVideo, *, seed: int) -> list[QAItem]:
     last = needles[-1]
     return [
         QAItem(f"{stem}-mc-{mc}", "multiple_choice", question, options, letter, {"letter": letter}),
-        QAItem(
-            f"{stem}-ground",
-            "grounding",
-            f"When does the {grounded.color} {grounded.shape} appear? "
-            "Give start and end in seconds.",
-            (),
-            f"{grounded.start:g}-{grounded.end:g}",
-            {"start": grounded.start, "end": grounded.end},
-        ),
+        grounding_item(stem, grounded),
         QAItem(
             f"{stem}-open",
             "open_ended",
@@ -129,6 +121,18 @@ def questions(video: SyntheticVideo, *, seed: int) -> list[QAItem]:
             {"text": f"{last.color} {last.shape}"},
         ),
     ]
+
+
+def grounding_item(stem: str, needle: Needle) -> QAItem:
+    """The grounding question about `needle` of the video `stem`."""
+    return QAItem(
+        f"{stem}-ground",
+        "grounding",
+        f"When does the {needle.color} {needle.shape} appear? Give start and end in seconds.",
+        (),
+        f"{needle.start:g}-{needle.end:g}",
+        {"start": needle.start, "end": needle.end},
+    )
 
 
 def generate(

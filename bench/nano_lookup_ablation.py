@@ -15,7 +15,9 @@ which token was the first miss? Variants:
 
 - ``--text-layers N``: fresh weights (seed 0) with N text layers instead of 4;
 - ``--one-token-sightings``: each sighting " red circle" one token, notes opening
-  "Seen a red circle from ..." so that the key "Seen: red" does not split it.
+  "Seen a red circle from ..." so that the key "Seen: red" does not split it;
+- ``--every-needle``: the training rows ask when each needle of a plan appears, not only the
+  one the benchmark draws (more rows where the needle asked about sits between two others).
 """
 
 from __future__ import annotations
@@ -139,7 +141,8 @@ def run(args) -> dict:
     warmup.warm_copy(model, collate, copies, steps=args.warmup_steps, batch=32, lr=2e-3, seed=0)
     varied = with_one_token_sightings if args.one_token_sightings else (lambda row: row)
     first = benchmark.SPLIT_SEEDS["train"] + 1200  # past the rebuild's own train videos
-    rows = [varied(r) for r in notes.note_rows(range(first, first + args.train_plans))]
+    plans = range(first, first + args.train_plans)
+    rows = [varied(r) for r in notes.note_rows(plans, every_needle_grounded=args.every_needle)]
     unseen = first + max(2 * TRAIN_PLANS, args.train_plans)  # never a trained plan
     held = [varied(r) for r in notes.note_rows(range(unseen, unseen + args.held_plans))]
     held = [row for row in held if several_sightings(row)]
@@ -164,7 +167,8 @@ def run(args) -> dict:
                           "seconds": round(time.time() - began), **scored})  # fmt: skip
             print(json.dumps(evals[-1]), flush=True)
     return {"init": str(args.init), "text_layers": args.text_layers or nano_model.NANO.text_layers,
-            "one_token_sightings": args.one_token_sightings, "steps": args.steps,
+            "one_token_sightings": args.one_token_sightings, "every_needle": args.every_needle,
+            "steps": args.steps,
             "held_out_rows": len(held), "evals": evals}  # fmt: skip
 
 
@@ -193,6 +197,8 @@ def main() -> int:
     parser.add_argument("--held-plans", type=int, default=HELD_OUT_PLANS)
     parser.add_argument("--text-layers", type=int)
     parser.add_argument("--one-token-sightings", action="store_true")
+    parser.add_argument("--every-needle", action="store_true",
+                        help="Train on a grounding row about every needle of a plan.")  # fmt: skip
     args = parser.parse_args()
     require_init(args.init)
     args.json.write_text(json.dumps(run(args), indent=2) + "\n")

@@ -57,7 +57,8 @@ def test_lookup_keys_are_single_weighted_tokens_in_notes_and_reasoning_alike():
 
     def oracle_reasoning(kind: str, question: str, options: tuple[str, ...]) -> str:
         item = QAItem(f"s1-needle_1-mc-{kind}", "multiple_choice", question, options, "A", {})
-        return reasoning(item, {("blue", "circle"): (93.0, 99.0)})[0].split("\n")[0]
+        lines = reasoning(item, {("blue", "circle"): (93.0, 99.0)})[0].split("\n")
+        return lines[1]  # the fact line, after the one check line of a single needle
 
     tokenizer = AutoTokenizer.from_pretrained(NANO_DIR)
     video = types.SimpleNamespace(needles=[Needle(93.0, 98.5, "blue", "circle", "x")])

@@ -14,7 +14,7 @@ import pytest
 from agents import benchmark, frame_store
 from agents.protocol import parse
 from agents.scoring.text import normalize_answer
-from agents.synthetic import Needle, SyntheticVideo
+from agents.synthetic import Needle, QAItem, SyntheticVideo
 from training.nano import data, loss, notes, oracle, train, warmup
 from training.nano.oracle import NO_SHAPES, sightings, window_note
 
@@ -110,6 +110,44 @@ def test_note_rows_see_the_frames_the_graph_decodes_for_each_window(oracle_trace
             assert call["completion"]["text"] == window_note(job.video, times, note["end"])
 
 
+THREE = {("red", "square"): (3.0, 5.0), ("blue", "circle"): (40.0, 42.0),
+         ("green", "cross"): (80.0, 82.0)}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kind", "question", "checked", "answer"),
+    [
+        ("colour", "What colour is the circle that appears in the video?",
+         ["last is the green cross; the circle? no", "first is the red square; the circle? no",
+          "other is the blue circle; the circle? yes"], "B"),
+        ("shape", "What shape is the red object that appears in the video?",
+         ["last is the green cross; the red one? no",
+          "first is the red square; the red one? yes"], "A"),
+        ("ground", "When does the green cross appear? Give start and end in seconds.",
+         ["last is the green cross from 80 to 82 seconds; the green cross? yes"],
+         "The event happens in the 80 - 82 seconds."),
+    ],
+)  # fmt: skip
+def test_a_lookup_checks_the_last_needle_then_the_first_then_the_others(
+    kind, question, checked, answer
+):
+    """The main agent never looks a note up by its key: it holds the notes' needles against
+    the question's one by one, by position, and stops at the one that is it."""
+    options = {"colour": ("A. red", "B. blue"), "shape": ("A. square", "B. circle")}
+    item = QAItem(f"v-{kind}", "x", question, options.get(kind, ()), answer, {})
+    think, said = oracle.reasoning(item, THREE)
+    lines = think.split("\n")
+    assert lines[: len(checked)] == [f"The {line}." for line in checked], lines
+    assert said == answer
+    if kind != "ground":  # the fact line copies the value from the yes line just above it
+        assert lines[len(checked)] in ("So the circle is blue.", "Seen: red square."), lines
+
+
+def test_a_lookup_whose_needle_the_notes_do_not_report_has_no_oracle_turn():
+    item = QAItem("v-ground", "x", "When does the yellow circle appear?", (), "", {})
+    assert oracle.reasoning(item, THREE) is None
+
+
 def test_note_rows_hold_the_question_the_notes_and_the_oracles_last_turn():
     rows = list(notes.note_rows(range(40, 45)))
     assert len(rows) == 15 and all(r["images"] == [] and r["agent"] == "notes" for r in rows)
@@ -122,6 +160,22 @@ def test_note_rows_hold_the_question_the_notes_and_the_oracles_last_turn():
         assert parse(turn).well_formed
     with pytest.raises(ValueError, match="test split"):
         list(notes.note_rows([benchmark.SPLIT_SEEDS["test"]]))
+
+
+def test_note_rows_can_ground_every_needle_of_a_plan():
+    """The ablation's --every-needle rows: one grounding row per needle, the benchmark's
+    wording, the other questions as they were."""
+    plain = list(notes.note_rows([5]))
+    every = list(notes.note_rows([5], every_needle_grounded=True))
+    needles = notes.plan_video(5).needles
+    grounded = [r for r in every if r["question_id"].endswith("-ground")]
+    assert len(grounded) == len(needles) == 3
+    for row, needle in zip(grounded, needles, strict=True):
+        question, _, turn = (m["content"][0]["text"] for m in row["messages"])
+        assert question.startswith(f"When does the {needle.color} {needle.shape} appear?")
+        assert parse(turn).answer.startswith("The event happens in the")
+    others = [r for r in plain if not r["question_id"].endswith("-ground")]
+    assert others == [r for r in every if not r["question_id"].endswith("-ground")]
 
 
 def rebuild(out: Path) -> None:

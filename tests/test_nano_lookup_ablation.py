@@ -33,7 +33,7 @@ def test_a_short_run_scores_every_held_out_row_at_each_evaluation(tmp_path):
     ablation = _ablation()
     args = types.SimpleNamespace(
         init=NANO, steps=2, every=1, warmup_steps=1, train_plans=3, held_plans=12,
-        text_layers=None, one_token_sightings=True, json=tmp_path / "out.json",
+        text_layers=None, one_token_sightings=True, every_needle=True, json=tmp_path / "out.json",
     )  # fmt: skip
     report = ablation.run(args)
     json.dumps(report)

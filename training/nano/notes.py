@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from agents import benchmark, prompts
 from agents.protocol import render_tool_responses, render_turn
 from agents.sampling import window_timestamps
-from agents.synthetic import SyntheticVideo
+from agents.synthetic import QAItem, SyntheticVideo
 from training.nano.oracle import WINDOWS, reasoning, sightings, window_note
 
 
@@ -54,15 +55,29 @@ def window_notes(video: SyntheticVideo) -> list[str]:
     ]
 
 
-def note_rows(seeds: Iterable[int]) -> Iterator[dict]:
-    """One text-only row per question of each seed's video: question, notes, last turn."""
+def grounding_items(video: SyntheticVideo) -> list[QAItem]:
+    """The benchmark's grounding question about each needle of `video`.
+
+    >>> [i.question.split(" appear")[0] for i in grounding_items(plan_video(5))]
+    ['When does the green triangle', 'When does the yellow cross', 'When does the blue square']
+    """
+    return [benchmark.grounding_item(Path(video.path).stem, n) for n in video.needles]
+
+
+def note_rows(seeds: Iterable[int], *, every_needle_grounded: bool = False) -> Iterator[dict]:
+    """One text-only row per question of each seed's video: question, notes, last turn; with
+    `every_needle_grounded`, a grounding row about every needle in place of the benchmark's
+    one (the needle between two others is the check's hardest pick)."""
     for seed in seeds:
         if seed >= benchmark.SPLIT_SEEDS["test"]:
             raise ValueError(f"seed {seed} is in the test split")
         video = plan_video(seed)
         notes = window_notes(video)
         spans = sightings(notes)
-        for item in benchmark.questions(video, seed=seed):
+        items = benchmark.questions(video, seed=seed)
+        if every_needle_grounded:
+            items = [i for i in items if i.kind != "grounding"] + grounding_items(video)
+        for item in items:
             found = reasoning(item, spans)
             if found is None:
                 continue

@@ -12,27 +12,31 @@ the window, the notes that came back) plus the ground truth of the video being r
   the first frame after it, and the sighting again shape first
   (``Seen: red circle from 35 to 38 seconds; the circle is red.``), or
   ``No coloured shapes.``;
-- main agent, after the notes: the fact the question asks about, then, for a choice among
-  values, a scan of the options down to the one that holds it (``A. green, blue: no`` ...
-  ``D. blue, blue: yes``), then the answer;
+- main agent, after the notes: for a question that names a needle (its colour, its shape,
+  when it appears), a check of the notes' needles by position, the last, then the first,
+  then each other one, each line held against the needle the question names, down to the
+  one that is it (``The last is the blue circle; the square? no.`` ``The first is the red
+  square; the square? yes.``); then the fact it asks about (``So the square is red.``),
+  and for a choice among values a scan of the options down to the one that holds it
+  (``A. green, red: no`` ... ``D. red, red: yes``); then the answer;
 - without tools: what the overview shows, then the answer (a guess when nothing is in view).
 
-Why these formats. A small transformer learns an in-context lookup slowly when the value it
-must write comes *before* the key it can match (the colour before the shape in "blue
-circle"), and fast when it comes right after a key it has just written (an induction copy).
-So every fact is written in both orders: a sighting reads ``Seen: blue circle from 93 to 99
-seconds; the circle is blue.``, and the reasoning writes the key, then copies what follows
-it (``So the circle is`` -> ``blue``; ``Seen: blue`` -> ``circle``; ``Seen: blue circle
-from`` -> ``93 to 99``). The keys ``the circle is`` and ``Seen: blue`` are one token each
-in the nano tokenizer (``training.nano.model.LOOKUP_KEYS``), and a video's shapes and
-colours are distinct, so a key occurs once among the notes and its value is a one-token
-induction copy. The option scan turns "which letter holds this value" into steps that are
-each a copy or a comparison of neighbouring tokens: each line opens with the option's opener
-(``"\nA."``, one token of the nano tokenizer, so the option's text is an induction copy
-keyed on it), copies the value from the line above, and compares the two; the letter of the
-``yes`` line is the answer. A letter found by matching the value against the options (the
-value before the letter) stayed at chance after a thousand steps in trials; the scan was
-learning by then.
+Why these formats. paravt-nano does not learn a keyed lookup: finding the note whose key the
+question names and copying the value after it stayed at chance among two or three notes
+through every trial (``docs/nano.md``), while the picks that need no key, the first needle
+the notes report and the last, were right every time. So the main agent never looks a note
+up by its key: it reads the last needle, then the first, then the others, and compares each
+with the question's needle on its own line, where the two sit side by side; whatever it
+needs next (the colour, the shape, the span) it copies from the ``yes`` line just above. In
+text-only trials this took colour and shape lookups among several notes from about half right
+to all right (``bench/nano_lookup_ablation_picks.json``). A sighting still reads ``Seen: blue
+circle from 93 to 99 seconds; the circle is blue.``: the sub-agent writes each fact in both
+orders, so the value it writes follows what it has just written. The option scan turns
+"which letter holds this value" into steps that are each a copy or a comparison of
+neighbouring tokens: each line opens with the option's opener (``"\nA."``, one token of the
+nano tokenizer), copies the value from the line above, and compares the two; the letter of
+the ``yes`` line is the answer. A letter found by matching the value against the options
+stayed at chance after a thousand steps in trials; the scan was learning by then.
 """
 
 from __future__ import annotations
@@ -117,7 +121,7 @@ def _restated(colour: str, shape: str) -> str:
 def overview_sentence(video: SyntheticVideo, times: Sequence[float]) -> str:
     """What the overview frames show, in the main agent's words."""
     seen = [
-        f"the {n.color} {n.shape} at {_num(t)} seconds; {_restated(n.color, n.shape)}"
+        f"the {n.color} {n.shape} at {_num(t)} seconds"
         for t in times
         for n in benchmark.visible_at(video.needles, t)
     ]
@@ -154,22 +158,65 @@ def scan(item: QAItem, value: str) -> tuple[str, str | None]:
     return "\n".join(lines), None
 
 
+#: Question kinds that name one needle (by its shape, its colour, or both) and ask about it.
+LOOKUP_KINDS = ("colour", "shape", "ground")
+
+
+def _named(kind: str, question: str) -> tuple[str | None, str | None]:
+    """(colour, shape) the question names for a lookup of `kind` (None for the unnamed one)."""
+    words = question.rstrip("?").split()
+    colour = next((w for w in words if w in benchmark.COLOURS), None)
+    shape = next((w for w in words if w in benchmark.SHAPES), None)
+    return (None if kind == "colour" else colour), (None if kind == "shape" else shape)
+
+
+def _target_words(colour: str | None, shape: str | None) -> str:
+    """How a check line names the question's needle: "the circle", "the red one"."""
+    if colour and shape:
+        return f"the {colour} {shape}"
+    return f"the {colour} one" if colour else f"the {shape}"
+
+
+def pick_lines(kind: str, question: str, spans) -> tuple[str, tuple] | None:
+    """The check of the notes' needles for a lookup: the last, then the first, then each other
+    one, each held against the needle the question names, down to the one that is it:
+    (lines, ((colour, shape), (start, end))) or None when no needle is it.
+
+    >>> spans = {("red", "square"): (3.0, 5.0), ("blue", "circle"): (40.0, 42.0)}
+    >>> print(pick_lines("colour", "What colour is the square?", spans)[0])
+    The last is the blue circle; the square? no.
+    The first is the red square; the square? yes.
+    """
+    colour, shape = _named(kind, question)
+    needles = list(spans.items())
+    order = [len(needles) - 1, *range(len(needles) - 1)]
+    target, lines = _target_words(colour, shape), []
+    for position, index in enumerate(order):
+        (c, s), (a, b) = needles[index]
+        label = "last" if position == 0 else "first" if index == 0 else "other"
+        span = f" from {_num(a)} to {_num(b)} seconds" if kind == "ground" else ""
+        hit = (colour is None or c == colour) and (shape is None or s == shape)
+        lines.append(f"The {label} is the {c} {s}{span}; {target}? {'yes' if hit else 'no'}.")
+        if hit:
+            return "\n".join(lines), needles[index]
+    return None
+
+
 def reasoning(item: QAItem, spans: Mapping[tuple[str, str], tuple[float, float]]):
     """(reasoning, answer) for `item` from the sightings, or None when they cannot answer it."""
     kind = item.id.rsplit("-", 1)[-1]
-    named = item.question.split()
-    for (colour, shape), (a, b) in spans.items():
-        if kind == "colour" and shape in named:
-            lines, letter = scan(item, colour)
-            return f"So {_restated(colour, shape)}.\n{lines}", letter
-        if kind == "shape" and colour in named:
-            lines, letter = scan(item, shape)
-            return f"{SEEN} {colour} {shape}.\n{lines}", letter
-        if kind == "ground" and colour in named and shape in named:
-            return (
-                f"{SEEN} {colour} {shape} from {_num(a)} to {_num(b)} seconds.",
-                f"The event happens in the {_num(a)} - {_num(b)} seconds.",
-            )
+    if kind in LOOKUP_KINDS:
+        picked = pick_lines(kind, item.question, spans) if spans else None
+        if picked is None:
+            return None
+        lines, ((colour, shape), (a, b)) = picked
+        if kind == "colour":
+            options, letter = scan(item, colour)
+            return f"{lines}\nSo {_restated(colour, shape)}.\n{options}", letter
+        if kind == "shape":
+            options, letter = scan(item, shape)
+            return f"{lines}\n{SEEN} {colour} {shape}.\n{options}", letter
+        return lines, f"The event happens in the {_num(a)} - {_num(b)} seconds."
     if not spans:
         return None
     first, last = next(iter(spans)), list(spans)[-1]
