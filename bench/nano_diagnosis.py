@@ -17,7 +17,7 @@ from agents.protocol import render_turn
 from agents.scoring.accuracy import accuracy_reward
 from agents.synthetic import read_manifest
 from graphs.board import Board
-from training.nano.oracle import reasoning, sightings, window_note
+from training.nano.oracle import pick_lines, reasoning, sightings, window_note
 
 
 def _grid_index(grid: list[float], t: float) -> int:
@@ -96,13 +96,32 @@ def answers_for_another_needle(item, notes: list[str], answer: str | None) -> bo
     return False
 
 
+def pick_position(kind: str, question: str, notes: list[str]) -> str | None:
+    """Where the needle a lookup names sits among the needles the notes report, as the main
+    agent's check finds it: "last", "first" or "other" (None when the notes lack it).
+
+    >>> notes = ["Seen: red square from 3 to 5 seconds.", "Seen: blue circle from 9 to 11 seconds."]
+    >>> pick_position("colour", "What colour is the square?", notes)
+    'first'
+    """
+    spans = sightings(notes)
+    picked = pick_lines(kind, question, spans) if spans else None
+    if picked is None:
+        return None
+    index = list(spans).index(picked[1][0])
+    return "last" if index == len(spans) - 1 else "first" if index == 0 else "other"
+
+
 def answer_counts(counts: Counter, item, notes: list[str], answer: str | None) -> None:
     """Count whether the final answer is what the run's own notes imply, by question kind and
     by how many needles the notes report (the notes the main agent must pick among); and, for
     a lookup it missed, whether it answered for another needle of its notes."""
     implied, follows = follows_notes(item, notes, answer)
     kind = item.id.rsplit("-", 1)[-1]
-    for group in ("", f"_{kind}", f"_sightings_{len(sightings(notes))}"):
+    groups = ["", f"_{kind}", f"_sightings_{len(sightings(notes))}"]
+    if kind in LOOKUPS and (position := pick_position(kind, item.question, notes)):
+        groups.append(f"_pick_{position}")
+    for group in groups:
         counts[f"after_notes{group}"] += 1
         counts[f"following{group}"] += follows
     if implied is not None and not follows and kind in LOOKUPS:
@@ -149,8 +168,9 @@ def diagnose(folder: Path) -> dict:
     rate = lambda a, b: round(counts[a] / counts[b], 4) if counts[b] else None  # noqa: E731
     colours = sorted(k.removeprefix("needles_") for k in counts if k.startswith("needles_"))
     groups = [k.removeprefix("after_notes_") for k in counts if k.startswith("after_notes_")]
-    kinds = sorted(g for g in groups if not g.startswith("sightings_"))
+    kinds = sorted(g for g in groups if not g.startswith(("sightings_", "pick_")))
     seen = sorted(g.removeprefix("sightings_") for g in groups if g.startswith("sightings_"))
+    picks = [p for p in ("last", "first", "other") if f"pick_{p}" in groups]
     mean = lambda xs: round(sum(xs) / len(xs), 4) if xs else None  # noqa: E731
     return {
         "sub_agent": {
@@ -185,6 +205,10 @@ def diagnose(folder: Path) -> dict:
             ),
             "follows_by_sightings": {
                 n: rate(f"following_sightings_{n}", f"after_notes_sightings_{n}") for n in seen
+            },
+            "lookups_by_pick": {p: counts[f"after_notes_pick_{p}"] for p in picks},
+            "follows_by_pick": {
+                p: rate(f"following_pick_{p}", f"after_notes_pick_{p}") for p in picks
             },
         },
     }

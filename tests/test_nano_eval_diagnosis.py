@@ -38,6 +38,9 @@ def test_an_answer_copied_from_the_other_note_is_counted_against_two_sightings()
     assert counts["after_notes_ground"] == 2 and counts["following_ground"] == 1
     assert counts["after_notes_sightings_2"] == 1 and counts["following_sightings_2"] == 0
     assert counts["after_notes_sightings_1"] == 1 and counts["following_sightings_1"] == 1
+    # where the named needle sits for the main agent's check: first of two, the only one (last)
+    assert counts["after_notes_pick_first"] == 1 and counts["following_pick_first"] == 0
+    assert counts["after_notes_pick_last"] == 1 and counts["following_pick_last"] == 1
 
 
 def test_notes_that_cannot_answer_never_count_as_followed():
