@@ -42,7 +42,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/eval_batch.py
 
 # Rebuild paravt-nano from scratch (data, SFT, GRPO and PARA-GRPO), ship it to assets/, then
-# measure it on the held-out split. About 75 minutes on 2 CPU cores, then 3 for the measure.
+# measure it on the held-out split. About 80-110 minutes on 2 CPU cores, then 3 for the measure.
 nano: $(STAMP)
 	OMP_NUM_THREADS=2 $(BIN)/python -m training.nano.rebuild --out build/nano --ship
 	$(BIN)/python bench/nano_eval.py
