@@ -1,14 +1,13 @@
-"""Probing, frame sampling rules and timestamped JPEG frames: the one module that decodes video
-(`agents.frame_store` keeps the encoded sets a prompt sends)."""
+"""Timestamped JPEG frames and the sampling rules that pick their times: the module that
+decodes video (`agents.video_probe` says what a file is; `agents.frame_store` keeps the encoded
+sets a prompt sends)."""
 
 from __future__ import annotations
 
 import asyncio
 import bisect
 import logging
-import math
 import os
-import stat
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -22,15 +21,22 @@ import numpy as np
 from agents import stills
 from agents.sampling import fit_pixels, nearest_time
 
-# Re-exported: callers sample and decode through one module.
+# Re-exported: callers probe, sample and decode through one module.
 from agents.sampling import overview_timestamps as overview_timestamps
 from agents.sampling import timestamp_text as timestamp_text
 from agents.sampling import window_timestamps as window_timestamps
+from agents.video_probe import DOWNLOAD_HINT as DOWNLOAD_HINT
+from agents.video_probe import REENCODE_HINT as REENCODE_HINT
+from agents.video_probe import VideoError as VideoError
+from agents.video_probe import VideoInfo as VideoInfo
+from agents.video_probe import frame_label as frame_label
+from agents.video_probe import is_still as is_still
+from agents.video_probe import open_container, probe, start_seconds, video_stream
+from agents.video_probe import probed as probed
+from agents.video_probe import resolve as resolve
 
 log = logging.getLogger(__name__)
 
-REENCODE_HINT = "re-encode with `ffmpeg -i in.mp4 -c:v libx264 out.mp4`"
-DOWNLOAD_HINT = "check the file was fully downloaded"
 BACKENDS = ("pyav", "decord")
 SAMPLINGS = ("exact", "keyframe")  # the frame nearest each time, or the keyframe nearest it
 THREAD_TYPE = "AUTO"  # frame threads: lower latency for a little more CPU (bench/README.md)
@@ -43,22 +49,6 @@ SEEK_GAP = 2.0  # seconds; without a keyframe index, seek for targets further ah
 SKIP_MARGIN = 1.0  # seconds; non-reference frames further than this before a target are skipped
 
 
-class VideoError(ValueError):
-    """A video file cannot be used; the message says what is wrong and what to do."""
-
-
-@dataclass(frozen=True)
-class VideoInfo:
-    """What probe() learns from a video's container and stream headers."""
-
-    path: str
-    duration: float
-    fps: float
-    width: int
-    height: int
-    codec: str
-
-
 @dataclass(frozen=True)
 class Frame:
     """One decoded, resized, JPEG-encoded frame and the time it was taken at."""
@@ -68,134 +58,6 @@ class Frame:
     width: int
     height: int
     jpeg: bytes = field(repr=False)
-
-
-def resolve(path: str | os.PathLike) -> tuple[Path, os.stat_result]:
-    """The file (or deck folder) at `path`, resolved, and its stat: one system call for a
-    file seen before. Every frame a request shows comes through here, often from worker
-    threads, where each extra call (``resolve`` makes one per path component) waits again
-    for the GIL."""
-    name = os.path.expanduser(os.fspath(path))
-    try:
-        st = os.stat(name)
-    except (FileNotFoundError, NotADirectoryError):
-        where = Path(name).resolve()
-        raise VideoError(
-            f"video not found: {where}; check the path and that the file exists"
-        ) from None
-    p = _resolved(name, st.st_dev, st.st_ino)
-    if not stat.S_ISDIR(st.st_mode) and st.st_size == 0:  # a folder is a deck of page images
-        raise VideoError(f"video file is empty (0 bytes): {p}; {DOWNLOAD_HINT}")
-    return p, st
-
-
-@lru_cache(maxsize=4096)
-def _resolved(name: str, device: int, inode: int) -> Path:
-    """`name` resolved, kept per file identity: a link moved to another file, or a file
-    replaced under the same name, has another inode and is resolved again."""
-    return Path(name).resolve()
-
-
-def _open(path: Path) -> av.container.InputContainer:
-    try:
-        return av.open(str(path), mode="r")
-    except av.FFmpegError as e:
-        raise VideoError(
-            f"cannot read {path} as a video ({e}); {DOWNLOAD_HINT}, or {REENCODE_HINT}"
-        ) from e
-
-
-def _video_stream(container: av.container.InputContainer, path: str | Path) -> av.VideoStream:
-    """The first video stream that is not a cover picture."""
-    still = av.stream.Disposition.attached_pic
-    for stream in container.streams.video:
-        if not stream.disposition & still:
-            return stream
-    raise VideoError(f"{path} has no video stream; pass a file that contains video")
-
-
-def _start_seconds(stream: av.VideoStream) -> float:
-    return float(stream.start_time * stream.time_base) if stream.start_time is not None else 0.0
-
-
-def _duration_from_packets(container: av.container.InputContainer, stream: av.VideoStream) -> float:
-    """Fallback when headers carry no duration: the end of the last packet, by demuxing."""
-    end = None
-    for packet in container.demux(stream):
-        if packet.pts is not None:
-            stop = packet.pts + (packet.duration or 0)
-            end = stop if end is None else max(end, stop)
-    return 0.0 if end is None else float(end * stream.time_base) - _start_seconds(stream)
-
-
-@lru_cache(maxsize=1024)
-def _probe_cached(path: str, mtime_ns: int, size: int) -> VideoInfo:
-    p = Path(path)
-    if p.is_dir() or stills.is_image_path(p):
-        return _probe_still(p)
-    with _open(p) as container:
-        stream = _video_stream(container, p)
-        try:
-            if stream.duration is not None:
-                duration = float(stream.duration * stream.time_base)
-            elif container.duration is not None:
-                duration = container.duration / av.time_base
-            else:
-                duration = _duration_from_packets(container, stream)
-        except av.FFmpegError as e:
-            raise VideoError(f"{p} is corrupt or truncated ({e}); {REENCODE_HINT}") from e
-        ctx = stream.codec_context
-        rate = stream.average_rate or stream.guessed_rate or stream.base_rate
-        if rate:
-            fps = float(rate)
-        elif stream.frames and duration > 0:
-            fps = stream.frames / duration
-        else:
-            fps = 0.0
-        info = VideoInfo(str(p), duration, fps, ctx.width, ctx.height, ctx.name)
-    if not (info.duration > 0 and math.isfinite(info.duration)):
-        raise VideoError(f"{p} has zero or unknown duration ({info.duration}); {REENCODE_HINT}")
-    if info.width <= 0 or info.height <= 0 or info.fps <= 0:
-        raise VideoError(f"{p} has no usable frame size or rate ({info}); {REENCODE_HINT}")
-    return info
-
-
-def _probe_still(p: Path) -> VideoInfo:
-    try:
-        duration, width, height, codec = stills.probe(p)
-    except ValueError as exc:
-        raise VideoError(str(exc)) from exc
-    return VideoInfo(str(p), duration, 1.0, width, height, codec)
-
-
-def is_still(info: VideoInfo) -> bool:
-    """An image or a deck of pages, rather than a video."""
-    return info.codec in (stills.IMAGE, stills.PAGES)
-
-
-def frame_label(info: VideoInfo, t: float, region: Sequence[float] | None = None) -> str:
-    """`<12.5 seconds>` for video; `<page 3>` or `<image>` for still media."""
-    return stills.label(info.codec, t, region) if is_still(info) else timestamp_text(t)
-
-
-_PROBED: dict[tuple[str, int, int], VideoInfo] = {}  # what `probe` answered, for `probed`
-
-
-def probe(path: str | os.PathLike) -> VideoInfo:
-    """Read duration, frame rate, size and codec; cached per (path, mtime, size)."""
-    p, st = resolve(path)
-    info = _probe_cached(str(p), st.st_mtime_ns, st.st_size)
-    if len(_PROBED) >= 4096:  # a long batch over many files: start over, as a cache may
-        _PROBED.clear()
-    _PROBED[(str(p), st.st_mtime_ns, st.st_size)] = info
-    return info
-
-
-def probed(path: str | os.PathLike) -> VideoInfo | None:
-    """`probe`'s answer if this process has probed this version of the file, else None: a
-    ``stat``, never an open."""
-    p, st = resolve(path)
-    return _PROBED.get((str(p), st.st_mtime_ns, st.st_size))
 
 
 def _encode(bgr: np.ndarray, size: tuple[int, int], quality: int) -> bytes:
@@ -261,9 +123,9 @@ def _nearest_frames(
     container: av.container.InputContainer, info: VideoInfo, targets: list[float]
 ) -> Iterator[tuple[float, av.VideoFrame, float]]:
     """Yield (target, frame, frame time) for the frame nearest each of the sorted targets."""
-    stream = _video_stream(container, info.path)
+    stream = video_stream(container, info.path)
     stream.thread_type, stream.codec_context.thread_count = decoder_threads(info)
-    start = _start_seconds(stream)
+    start = start_seconds(stream)
     keyframes = _keyframe_times(stream, start)
     margin = max(SKIP_MARGIN, 3.0 / info.fps)
     pending = deque(targets)
@@ -304,7 +166,7 @@ def _decode_pyav(
     """Map each distinct requested time to (frame time, JPEG) of the nearest decoded frame."""
     out: dict[float, tuple[float, bytes]] = {}
     last: tuple[float, bytes] | None = None  # consecutive targets often share a frame
-    with _open(Path(info.path)) as container:
+    with open_container(Path(info.path)) as container:
         try:
             for t, frame, ft in _nearest_frames(container, info, sorted(set(times))):
                 if last is None or last[0] != ft:
@@ -341,9 +203,9 @@ def _decode_decord(
 
 @lru_cache(maxsize=256)
 def _keyframes_cached(path: str, mtime_ns: int, size: int) -> tuple[float, ...]:
-    with _open(Path(path)) as container:
-        stream = _video_stream(container, path)
-        start, tb = _start_seconds(stream), stream.time_base
+    with open_container(Path(path)) as container:
+        stream = video_stream(container, path)
+        start, tb = start_seconds(stream), stream.time_base
         try:  # packet headers only: demuxing reads no pixels and decodes nothing
             times = {
                 float(packet.pts * tb) - start
@@ -377,9 +239,9 @@ def _decode_keyframes(
     keys = keyframe_times(info.path)
     wanted = {t: nearest_time(keys, t) for t in set(times)}
     decoded: dict[float, tuple[float, bytes]] = {}
-    with _open(Path(info.path)) as container:
-        stream = _video_stream(container, info.path)
-        ctx, tb, start = stream.codec_context, stream.time_base, _start_seconds(stream)
+    with open_container(Path(info.path)) as container:
+        stream = video_stream(container, info.path)
+        ctx, tb, start = stream.codec_context, stream.time_base, start_seconds(stream)
         ctx.thread_type, ctx.thread_count = "SLICE", 1  # one frame: nothing to overlap
         for key in sorted(set(wanted.values())):
             try:

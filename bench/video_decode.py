@@ -21,7 +21,7 @@ import av
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents import video  # noqa: E402
+from agents import video, video_probe  # noqa: E402
 
 log = logging.getLogger("bench.video_decode")
 CACHE = ROOT / "bench" / ".cache"
@@ -61,13 +61,13 @@ def ensure_input(ffmpeg: str) -> Path:
 
 
 def ours(path: Path, times: list[float]) -> int:
-    video._probe_cached.cache_clear()  # count the probe too, as a cold request would
+    video_probe._probe_cached.cache_clear()  # count the probe too, as a cold request would
     return len(video.decode_frames(path, times, max_pixels=MAX_PIXELS))
 
 
 def keyframe(path: Path, times: list[float]) -> int:
     """Keyframe-snapped sampling, cold: the probe and the keyframe index are read too."""
-    video._probe_cached.cache_clear()
+    video_probe._probe_cached.cache_clear()
     video._keyframes_cached.cache_clear()
     return len(video.decode_frames(path, times, max_pixels=MAX_PIXELS, sampling="keyframe"))
 

@@ -25,7 +25,7 @@ ALLOWED = {
 # agents/transport.py; the official SDK is a dev dependency, for tests of the servers).
 OWNERS = {
     "openai": set(),
-    "av": {"agents/video.py"},
+    "av": {"agents/video.py", "agents/video_probe.py"},  # decoding, and what a file is
     "decord": {"agents/video.py"},
     "sqlite_utils": {"graphs/board.py"},
     "langgraph": {"graphs/", "training/", "evals/", "app.py"},
