@@ -15,9 +15,11 @@ from pathlib import Path
 from agents import benchmark, frame_store
 from agents.protocol import render_turn
 from agents.scoring.accuracy import accuracy_reward
-from agents.synthetic import read_manifest
+from agents.synthetic import QAItem, read_manifest  # noqa: F401 (QAItem: the doctest)
 from graphs.board import Board
-from training.nano.oracle import pick_lines, reasoning, sightings, window_note
+from training.nano.intents import intent_of
+from training.nano.oracle import reasoning, window_note
+from training.nano.reasoning import pick_lines, sightings
 
 
 def _grid_index(grid: list[float], t: float) -> int:
@@ -96,16 +98,17 @@ def answers_for_another_needle(item, notes: list[str], answer: str | None) -> bo
     return False
 
 
-def pick_position(kind: str, question: str, notes: list[str]) -> str | None:
+def pick_position(item, notes: list[str]) -> str | None:
     """Where the needle a lookup names sits among the needles the notes report, as the main
     agent's check finds it: "last", "first" or "other" (None when the notes lack it).
 
     >>> notes = ["Seen: red square from 3 to 5 seconds.", "Seen: blue circle from 9 to 11 seconds."]
-    >>> pick_position("colour", "What colour is the square?", notes)
+    >>> item = QAItem("v-mc-colour", "multiple_choice", "What colour is the square?", (), "", {})
+    >>> pick_position(item, notes)
     'first'
     """
     spans = sightings(notes)
-    picked = pick_lines(kind, question, spans) if spans else None
+    picked = pick_lines(intent_of(item), spans) if spans else None
     if picked is None:
         return None
     index = list(spans).index(picked[1][0])
@@ -119,7 +122,7 @@ def answer_counts(counts: Counter, item, notes: list[str], answer: str | None) -
     implied, follows = follows_notes(item, notes, answer)
     kind = item.id.rsplit("-", 1)[-1]
     groups = ["", f"_{kind}", f"_sightings_{len(sightings(notes))}"]
-    if kind in LOOKUPS and (position := pick_position(kind, item.question, notes)):
+    if kind in LOOKUPS and (position := pick_position(item, notes)):
         groups.append(f"_pick_{position}")
     for group in groups:
         counts[f"after_notes{group}"] += 1

@@ -56,7 +56,7 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
         "what shape did the {colour} one have",
         "Name the shape that is {colour} in this video.",
         "Could you tell me the shape of the {colour} figure?",
-        "WHAT SHAPE IS THE {colour} OBJECT",
+        "WHICH OF THE SHAPES IS {colour}",
         "which shapes can you spot in this clip?",
     ),
     "when": (
