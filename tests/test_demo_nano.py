@@ -135,7 +135,9 @@ async def test_the_display_shows_windows_notes_and_the_verdict(board, letter, ve
     assert "4 parallel crop_video calls: 0-30 s, 30-60 s, 60-90 s, 90-120 s" in text
     assert "sub-agent #3 90-120 s (12 frames" in text
     assert text.count("No coloured shapes.") == 3 and "blue circle from 93 to 99" in text
-    assert f"answer '{letter}' (answered), expected 'D': {verdict}" in text
+    shown = {"D": "D. blue", "A": "A. green"}[letter]  # a letter is shown with its option's text
+    assert f"answer '{shown}' (answered), expected 'D. blue': {verdict}" in text
+    assert f"  answered: '{shown}'" in text
     assert "6 model calls" in text and "1.5 s wall" in text
     record = app.result_record(result, wall_s=1.5, expected=item.answer, correct=correct)
     assert record["calls"] == [{"turn": 0, "windows": [list(q) for q in quarters], "refused": []}]
