@@ -102,7 +102,6 @@ async def run_study(
     loader_options, noise, noise_seed = split_options(options)
     if noise:
         options["note_noise_seed"] = noise_seed  # the seed is part of the spec too
-        llm = NoisyNotes(llm, noise, seed=noise_seed)
     loading = dataclasses.replace(task, load=functools.partial(_load, task.load, loader_options))
     folders: dict[str, Path] = {}
     for name in configs:
@@ -116,10 +115,13 @@ async def run_study(
             options=options,
             votes=config.votes,
         )
+        # each configuration gets its own draws, the same for all: the same sub-agent call
+        # is misread alike in every configuration (a paired comparison)
+        model_llm = NoisyNotes(llm, noise, seed=noise_seed) if noise else llm
         outcome = await evaluate(
             loading,
             spec,
-            llm=llm,
+            llm=model_llm,
             out_root=out_root,
             profile=profile,
             limit=limit,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -105,6 +106,29 @@ async def test_a_noisy_study_puts_misread_notes_on_the_board_and_says_so(tmp_pat
     spec = json.loads((tmp_path / "runs" / study["points"][0]["run"] / "spec.json").read_text())
     assert spec["options"]["note_noise"] == 1.0 and spec["options"]["note_noise_seed"] == 0
     seen = [str(r.messages[2:]) for r in model.main_requests if len(r.messages) > 2]
+
     assert seen and all(NOTE not in text and "Seen:" in text for text in seen), (
         "with noise 1 every sighting the main agent reads is a misread one"
     )
+
+
+async def test_every_configuration_of_a_noisy_study_gets_the_same_misreads(tmp_path):
+    from graphs.board import Board
+
+    model = CropOnce(sub=lambda r: NOTE)
+    base = Context(overview_frames=2, overview_max_pixels=4096, crop_max_frames=2,
+                   crop_max_pixels=4096, max_turns=1)  # fmt: skip
+    options = {"n_videos": 3, "max_minutes": 1, "note_noise": 0.5}
+    report = await run_study(get_task("needle"), data_dir=tmp_path / "data", model="scripted",
+                             llm=model, out_root=tmp_path / "runs",
+                             configs=["isolated", "shared"], base=base, options=options,
+                             resamples=50)  # fmt: skip
+    study = json.loads((report.parent / "study.json").read_text())
+    notes = {}
+    for name, run in study["runs"].items():
+        board = Board(Path(run) / "board.sqlite")
+        notes[name] = sorted(n["content"] for t in board.traces() for n in t["notes"])
+        board.close()
+    changed = [n for n in notes["isolated"] if n != NOTE]
+    assert changed and len(changed) < len(notes["isolated"]), "about half are misread"
+    assert notes["isolated"] == notes["shared"], "the same calls are misread alike"
