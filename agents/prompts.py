@@ -20,6 +20,7 @@ QuestionKind = Literal["multiple_choice", "grounding", "open_ended"]
 Dispatch = Literal["parallel", "sequential", "none"]
 
 FRAMES_PART = "frames"
+VIDEO_PART = "video"  # a whole video a server decodes itself: sent as a file:// video_url
 
 CROP_VIDEO_SCHEMA: dict[str, Any] = {
     "type": "function",
@@ -214,6 +215,10 @@ def expand_frames(
         if isinstance(content, list):
             parts: list[dict[str, Any]] = []
             for part in content:
+                if part.get("type") == VIDEO_PART:
+                    url = {"url": f"file://{part['video']}"}
+                    parts.append({"type": "video_url", "video_url": url})
+                    continue
                 if part.get("type") != FRAMES_PART:
                     parts.append(dict(part))
                     continue
@@ -232,9 +237,13 @@ def _frame_parts(ref: Mapping[str, Any], cached_only: bool) -> list[dict[str, An
         return None
     region = tuple(ref["region"]) if ref.get("region") else None
     info = video.probe(ref["video"])
+    labels = ref.get("labels", ())  # absent: each frame's own label; None: no labels
     parts: list[dict[str, Any]] = []
-    for frame in frames:
-        parts.append(text_part(video.frame_label(info, frame.timestamp, region)))
+    for position, frame in enumerate(frames):
+        if labels:
+            parts.append(text_part(video.timestamp_text(labels[position])))
+        elif labels is not None:
+            parts.append(text_part(video.frame_label(info, frame.timestamp, region)))
         parts.append({"type": "image_url", "image_url": {"url": frame_store.data_url(frame)}})
     return parts
 
