@@ -26,6 +26,7 @@ class Ask:
     options: tuple[str, ...] = ()
     kind: prompts.QuestionKind | None = None
     prompt: str | None = None  # a benchmark's own question block, used instead of the default
+    system: str | None = None  # a dataset's own system prompt (the release's RL rows)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +20,11 @@ from evals.results import score_records, summarize
 from evals.runner import EvalRefused, evaluate, results_path
 from evals.spec import EvalSpec
 from evals.study import STUDY_CONFIGS, run_study
+from evals.table1_cli import add_table1_command
 from evals.tasks import TASKS, get_task
 from graphs import event_loop
-from graphs.context import Context, add_context_arguments, context_from_args
+from graphs.context import Context, add_context_arguments, context_from_args, effective
+from graphs.regime import protocol_refusal, served_regime
 from graphs.settings import Settings
 
 console = Console(stderr=True)
@@ -108,6 +110,7 @@ def add_eval_commands(
     front.add_argument("--out", type=Path, default=Path("pareto.png"))
     front.add_argument("--profile", help="scorer profile (default: each task's default)")
     front.set_defaults(handler=cmd_eval_pareto)
+    add_table1_command(actions, parents)
 
 
 def cmd_eval_run(args: argparse.Namespace, settings: Settings) -> int:
@@ -118,6 +121,12 @@ def cmd_eval_run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _eval_run(args, settings: Settings, task, context: Context, options) -> int:
+    given = {f.name for f in fields(Context) if getattr(args, f.name, None) is not None}
+    refused = protocol_refusal(context, given, await served_regime(settings.endpoint))
+    if refused:
+        console.print(f"[red]not started:[/red] {refused}")
+        return 2
+    context = effective(context)  # the spec records the settings the run really has
     async with settings.chat_model() as llm:
         model = await llm.model_name()
         spec = EvalSpec(

@@ -15,6 +15,7 @@ from typing import Any
 from agents import frame_store, video
 from agents.completion import ChatModel, Completion
 from agents.decode_pool import decode_processes
+from agents.protocols import get_protocol
 from agents.requests import ModelRequest
 from agents.sampling import overview_count
 from agents.scoring.extract import extract_answer
@@ -22,13 +23,14 @@ from agents.video import VideoError
 from evals.costs import sample_cost, sum_costs
 from evals.lmms_layout import write_lmms_eval_files
 from evals.records import SampleLog, sample_to_json, write_json_atomic
+from evals.release_prompts import RELEASE_PROMPTS, release_prompt
 from evals.results import score_records, summarize
 from evals.sample import Sample
 from evals.spec import EvalSpec
 from evals.tasks.base import LoadResult, Task
 from graphs.board import Board
 from graphs.builder import compile_graph
-from graphs.context import Context
+from graphs.context import Context, effective
 from graphs.run import run_question
 
 log = logging.getLogger(__name__)
@@ -68,6 +70,28 @@ class RequestLimit:
 
 def results_path(folder: Path, profile: str) -> Path:
     return folder / f"results_{profile}.json"
+
+
+def check_protocol(task: Task, context: Context) -> None:
+    """Refuse a protocol that cannot build this task's requests, before anything is loaded."""
+    if context.protocol == "release-eval" and task.name not in RELEASE_PROMPTS:
+        known = ", ".join(RELEASE_PROMPTS)
+        raise EvalRefused(
+            f"--protocol release-eval has no question text for {task.name}: the release "
+            f"evaluates {known}. Use --protocol paravt for {task.name}."
+        )
+    refused = get_protocol(context.protocol).refusal(context, media="video", task=task.name)
+    if refused:
+        raise EvalRefused(refused)
+
+
+def question_block(task: Task, sample: Sample, context: Context, times: list[float] | None) -> str:
+    """The question block the run's protocol sends for this sample."""
+    if context.protocol == "release-eval":
+        return release_prompt(task.name, sample, context.prompt_mode)
+    if task.render_prompt is not None and times is not None:
+        return task.render_prompt(sample, times)
+    return sample.prompt
 
 
 def check_loaded(loaded: LoadResult, *, skip_bad_records: bool, skip_missing_media: bool) -> None:
@@ -110,6 +134,8 @@ async def evaluate(
     """
     profile = profile or task.default_profile
     task.profile(profile)  # an unknown name is a ValueError before anything runs
+    context = effective(Context(**spec.context))
+    check_protocol(task, context)
     loaded = await asyncio.to_thread(task.load, Path(spec.data_dir), **spec.options)
     check_loaded(loaded, skip_bad_records=skip_bad_records, skip_missing_media=skip_missing_media)
     missing = set(loaded.missing_media)
@@ -127,7 +153,6 @@ async def evaluate(
         frame_store.FRAME_CACHE.disk_dir is None
     ):  # decoded frames outlive the run: reruns reuse them
         frame_store.FRAME_CACHE.set_disk_dir(Path(out_root) / ".frame_cache")
-    context = Context(**spec.context)
     board = Board(folder / "board.sqlite")
     # No checkpointer: a crashed sample is rerun whole, never resumed, and a failed one
     # keeps its partial trace from the stream (`graphs.run`).
@@ -199,12 +224,12 @@ async def _run_sample(
     failed = {"status": "error", "resps": [], "filtered_resps": [], "metrics": {}}
     start = time.perf_counter()
     try:
-        prompt = sample.prompt
-        if task.render_prompt is not None:
+        times = None
+        if task.render_prompt is not None and context.protocol == "paravt":
             info = await asyncio.to_thread(video.probe, sample.media)
             count = overview_count(info.codec, info.duration, context.overview_frames)
             times = video.overview_timestamps(info.duration, count)
-            prompt = task.render_prompt(sample, times)
+        prompt = question_block(task, sample, context, times)
         results = await asyncio.gather(
             *(
                 run_question(

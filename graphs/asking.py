@@ -36,6 +36,7 @@ class Question:
     prompt: str
     human: HumanMessage | None  # the message to add (the older input has none yet)
     asked: int  # human messages on the thread once this one is asked
+    system: str | None = None  # a dataset's own system prompt (the release's RL rows)
 
 
 def humans(state: State) -> list:
@@ -59,6 +60,7 @@ def next_question(state: State, ctx: Context, roots: Sequence[Path]) -> Question
             prompt=state.get("prompt") or "",
             human=HumanMessage(content=text),
             asked=1,
+            system=state.get("system") or None,
         )
     raise MediaRefused(
         "There is no new question on this thread: send a message with your question."
@@ -98,4 +100,5 @@ def _chat_question(state, ctx, roots, human, asked: int) -> Question:
         prompt=(state.get("prompt") or "") if first else "",
         human=None,
         asked=asked,
+        system=(state.get("system") or None) if first else None,
     )

@@ -18,7 +18,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graphs.board import Board
-from graphs.context import Context
+from graphs.context import Context, effective
 from graphs.traces import build_trace
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ async def _end(board: Board, payload, args, kwargs, status: str, error: str) -> 
     if not run_id or await asyncio.to_thread(board.run, run_id) is None:
         return
     runtime = next((a for a in (*args, *kwargs.values()) if isinstance(a, Runtime)), None)
-    ctx = runtime.context if runtime else Context()
+    ctx = effective(runtime.context) if runtime and runtime.context else Context()
     try:
         if "messages" in payload and status == "failed":  # the run's state: keep its trace
             trace = build_trace(payload, ctx, thread_id=run_id, error=error)

@@ -53,6 +53,7 @@ async def run_question(
     options: Sequence[str] = (),
     kind: str | None = None,
     prompt: str | None = None,
+    system: str | None = None,
     context: Context | None = None,
     run_id: str | None = None,
     thread_id: str | None = None,
@@ -83,6 +84,8 @@ async def run_question(
         payload["kind"] = kind
     if prompt:
         payload["prompt"] = prompt
+    if system:
+        payload["system"] = system
     if graph.checkpointer is not None and may_exist:
         snapshot = await graph.aget_state(config)
         if snapshot.next:

@@ -80,6 +80,7 @@ class InputState(TypedDict, total=False):
     options: list[str]
     kind: QuestionKind
     prompt: str  # a benchmark's own question block, used instead of the default
+    system: str  # a dataset's own system prompt (the ParaVT release's RL rows)
     run_id: str
 
 

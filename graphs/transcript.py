@@ -30,6 +30,7 @@ def ask_of(state: State) -> Ask:
         options=tuple(state.get("options") or ()),
         kind=state.get("kind"),
         prompt=state.get("prompt") or None,
+        system=state.get("system") or None,
     )
 
 

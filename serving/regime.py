@@ -37,6 +37,8 @@ class Regime:
     think_prefix: bool = True  # trained with the Think Prefix prefilled
     tool_result: str = "summary"  # what its tool responses held
     trained_on: str = ""  # free text: the data it was trained on
+    protocol: str = "paravt"  # how its requests were built (agents.protocols)
+    video_input: bool = False  # its server decodes a video_url itself (this runtime does not)
 
     @property
     def max_pixels(self) -> int:

@@ -209,6 +209,7 @@ class ParaVTAgent:
                     options=item.options,
                     kind=item.kind,
                     prompt=item.prompt,
+                    system=item.system,
                     context=context,
                 )
         finally:

@@ -214,6 +214,7 @@ async def rollout_group(
                     options=prompt.options,
                     kind=prompt.kind,
                     prompt=prompt.prompt,
+                    system=prompt.system,
                     context=context,
                 )
         return build_trajectory(prompt, index, context, result.trace, fork)

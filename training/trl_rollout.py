@@ -273,7 +273,7 @@ class ParaVTRollout:
                     result = await run_question(
                         graph, self.board, video_path=prompt.video, question=prompt.question,
                         options=prompt.options, kind=prompt.kind, prompt=prompt.prompt,
-                        context=context,
+                        system=prompt.system, context=context,
                     )  # fmt: skip
             t = build_trajectory(prompt, index, context, result.trace, fork)
             t.parts = trace_reward(t.trace, target=prompt.target, settings=settings)

@@ -15,34 +15,42 @@ from langgraph.runtime import Runtime
 
 from agents import prompts, video
 from agents.completion import ChatModel
+from agents.protocols import get_protocol
 from agents.sampling import overview_count
 from graphs import offload
 from graphs.asking import humans, next_question
 from graphs.board import Board
 from graphs.budget import budget_problem, served_context_length, window_frames_cap
 from graphs.chat_input import MediaRefused
-from graphs.context import Context
+from graphs.context import Context, effective
 from graphs.progress import report
 from graphs.state import CallRecord, State
 
 
 def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel):
     async def prepare(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict:
-        ctx = runtime.context
+        ctx = effective(runtime.context)
+        protocol = get_protocol(ctx.protocol)
         try:
             q = next_question(state, ctx, roots)
             info = await offload.probe(q.video)
         except (MediaRefused, video.VideoError) as exc:
             return refusal(state, str(exc))
+        refused = protocol.refusal(ctx, media=info.codec)
+        if refused:
+            return refusal(state, refused)
         thread_id = str(config.get("configurable", {}).get("thread_id", q.run_id))
         count = overview_count(info.codec, info.duration, ctx.overview_frames)
-        limit = await served_context_length(llm)
+        own = protocol.name == "paravt"  # the budget check knows this protocol's frames
+        limit = await served_context_length(llm) if own else None
         window = window_frames_cap(ctx, info.codec, info.duration)
         too_big = budget_problem(ctx, info, count, window, limit) if limit else ""
         times = video.overview_timestamps(info.duration, count)
         overview = state.get("overview")
         if too_big:  # fail before decoding: the run is recorded, with the settings to change
             overview = {"video": info.path, "timestamps": [], "max_pixels": 0}
+        elif not own:  # the frame table is read from the file's packets: off the loop
+            overview = await asyncio.to_thread(protocol.overview, info, ctx)
         elif not _same_overview(overview, info.path, times, ctx):  # a follow-up reuses them
             part = functools.partial(
                 prompts.frames_part,
@@ -86,6 +94,7 @@ def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel):
             "options": list(q.options),
             "kind": q.kind,
             "prompt": q.prompt,
+            "system": q.system,
             "duration": info.duration,
             "media": info.codec,
             "overview": overview,

@@ -13,7 +13,7 @@ from agents.completion import ChatModel
 from agents.sub_turn import Window, verifier_request
 from agents.verify import parse_verdict
 from graphs.board import Board
-from graphs.context import Context
+from graphs.context import Context, effective
 from graphs.notes import needs_verification, post_note
 from graphs.state import ModelCall, VerifyTask
 from graphs.traces import model_call
@@ -21,7 +21,7 @@ from graphs.traces import model_call
 
 def make_verify_gate(llm: ChatModel, board: Board):
     async def verify_gate(task: VerifyTask, runtime: Runtime[Context]) -> dict:
-        ctx = runtime.context
+        ctx = effective(runtime.context)
         result = dict(task["result"])
         model_calls: list[ModelCall] = []
         # true for every finding routed here, except one a thread saved by an older graph
