@@ -218,6 +218,7 @@ def trace_reward(
         tool_responses=len(trace.get("notes", [])),
         letters="ABCDEFGHIJ"[: len(options)] if options else "ABCD",
         settings=replace(settings, prefill=main[0]["prefill"]),
+        stopped=[call["completion"].get("finish_reason") != "length" for call in main],
     )
 
 
