@@ -59,3 +59,14 @@ def test_a_run_of_the_own_protocol_keeps_the_folder_it_had_before_protocols_exis
     assert now.hash == EvalSpec("needle", "/d", "m", before, {}).hash
     release = EvalSpec("needle", "/d", "m", asdict(Context(protocol="release-eval")), {})
     assert release.hash != now.hash and release.context["protocol"] == "release-eval"
+
+
+def test_a_served_regime_names_the_protocol_a_run_takes_unless_the_user_chose_one():
+    from graphs.regime import fit_context
+
+    regime = {"protocol": "release-eval", "default_overview_frames": 4}
+    fitted, warnings = fit_context(Context(), regime)
+    assert fitted.protocol == "release-eval" and warnings == []
+    chosen, warnings = fit_context(Context(protocol="paravt"), regime, given={"protocol"})
+    assert chosen.protocol == "paravt" and chosen.overview_frames == 64  # not the regime's 4
+    assert warnings == ["protocol='paravt' (trained with 'release-eval')"]
