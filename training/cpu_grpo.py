@@ -1,6 +1,6 @@
 """A single-machine GRPO engine on the CPU: rollouts through the real graph, then a policy step.
 
-PARA-GRPO's trainer is TRL's (``training.trl_grpo``). This loop stays for one thing TRL
+PARA-GRPO's trainer is TRL's (``training.trl.grpo``). This loop stays for one thing TRL
 cannot give: byte-reproducible runs. Every model call here samples from its own seed
 (``rollout.rollout_seed`` of the prompt and call), so the shipped paravt-nano rebuild
 (``training.nano``) gives the same weights twice; TRL's generation batches the calls of
@@ -26,7 +26,7 @@ turns with advantage 0 are skipped when there is no KL term (they add exactly no
 the model stays in eval mode (Qwen3-VL has no dropout), so sampling and recomputation are
 the same function. ``OUT/checkpoint`` is a Hugging Face folder the local server loads.
 
-    python -m training.grpo --arm para_grpo --model DIR --out runs/grpo --steps 50
+    python -m training.cpu_grpo --arm para_grpo --model DIR --out runs/grpo --steps 50
 """
 
 from __future__ import annotations

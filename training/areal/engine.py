@@ -5,7 +5,7 @@ The release's ``HierarchicalAgentWorkflow`` (paravt/rl/workflow.py) calls
 its trajectory from the token ids and log-probs that come back; it does not use AReaL's OpenAI
 proxy. :class:`ParaVTEngineWorkflow` does the same with this project's graph:
 
-- every model call of an episode goes through ``training.trl_rollout.PolicyChatModel``, which
+- every model call of an episode goes through ``training.trl.rollout.PolicyChatModel``, which
   renders the request exactly as the server does (``serving.engine.ChatRenderer``: the
   checkpoint's chat template, the Think Prefix as a continued assistant message) and hands the
   ids to :class:`EngineBackend`: one ``agenerate`` per call, the frames as PNG base64
@@ -42,10 +42,9 @@ from graphs.context import Context
 from graphs.run import run_question
 from serving.engine import ChatRenderer
 from training.para_grpo import ParaGRPOConfig, trace_reward
+from training.policy import GenRequest, GenResult, PolicyChatModel, Row, episode_rows
 from training.questions import RLPrompt
 from training.rollout import Trajectory, build_trajectory
-from training.trl_backends import GenRequest, GenResult
-from training.trl_rollout import PolicyChatModel, Row, episode_rows
 
 
 def png_base64(images) -> list[str]:
@@ -182,7 +181,7 @@ class ParaVTEngineWorkflow:
                             for r, v in zip(rows, versions, strict=True)])  # fmt: skip
 
 
-WORKFLOW = "training.areal_engine.ParaVTRolloutWorkflow"
+WORKFLOW = "training.areal.engine.ParaVTRolloutWorkflow"
 """The import path AReaL's rollout workers resolve and build with ``workflow_kwargs``."""
 
 
@@ -191,7 +190,7 @@ def from_kwargs(cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
     values (model paths, AReaL's gconfig, the config's ``paravt`` block)."""
     from transformers import AutoConfig, AutoImageProcessor, AutoTokenizer
 
-    from training.areal_workflow import grpo_config, worker_board_path
+    from training.areal.workflow import grpo_config, worker_board_path
 
     model = kwargs["tokenizer"]
     tokenizer = AutoTokenizer.from_pretrained(model)

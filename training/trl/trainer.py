@@ -1,4 +1,4 @@
-"""TRL's ``GRPOTrainer``, taught two things a graph episode needs (``training.trl_rollout``):
+"""TRL's ``GRPOTrainer``, taught two things a graph episode needs (``training.trl.rollout``):
 
 1. Images. TRL builds a VLM's forward inputs by running its processor over dataset images;
    the graph's frames are decoded inside the episode, so the rollout's own image tensors
@@ -12,7 +12,8 @@
    computes them for the first rows. The row count is padded to a multiple of
    ``steps_per_generation`` with fully masked copies, since TRL splits the batch evenly.
 
-``policy_model`` hands the rollout a ``ChatModel`` over the trainer's generation backend.
+``training.trl.rollout.policy_model`` hands the rollout a ``ChatModel`` over the trainer's
+generation backend.
 Transformers generation needs unsharded weights on every rank: episodes make different
 numbers of calls per rank, so per-call collectives (FSDP, ZeRO-3 without gathering) would
 hang; use vLLM there (refused at construction otherwise).
@@ -30,16 +31,10 @@ from trl import GRPOTrainer
 from trl.models import unwrap_model_for_generation
 from trl.models.utils import disable_gradient_checkpointing
 
-from serving.detokenize import END_TOKENS
 from serving.engine import ChatRenderer, never_generated
-from training.trl_backends import (
-    Backend,
-    Batcher,
-    TransformersBackend,
-    VLLMColocateBackend,
-    VLLMServerBackend,
-)
-from training.trl_rollout import ParaVTRollout, PolicyChatModel, Row
+from training.policy import Backend, Row
+from training.trl.backends import TransformersBackend, VLLMColocateBackend, VLLMServerBackend
+from training.trl.rollout import ParaVTRollout
 
 
 class ParaVTGRPOTrainer(GRPOTrainer):
@@ -236,17 +231,3 @@ class ParaVTGRPOTrainer(GRPOTrainer):
         low = -float("inf") if low is None else low
         high = float("inf") if high is None else high
         return ratio.masked_fill((ratio < low) | (ratio > high), 0.0)
-
-
-@contextmanager
-def policy_model(trainer: ParaVTGRPOTrainer) -> Iterator[PolicyChatModel]:
-    """A ``ChatModel`` over the trainer's own generation backend, for one rollout."""
-    tok = trainer.renderer.tokenizer
-    ends = sorted({*trainer.eos_token_ids, *(tok.convert_tokens_to_ids(t) for t in END_TOKENS)})
-    text = trainer.accelerator.unwrap_model(trainer.model).config.get_text_config()
-    with trainer.generation_backend(ends) as backend:
-        batcher = Batcher(backend, max_batch=trainer.max_batch)
-        yield PolicyChatModel(
-            trainer.renderer, batcher, end_ids=ends,
-            max_len=getattr(text, "max_position_embeddings", 32768),
-        )  # fmt: skip

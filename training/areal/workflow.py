@@ -16,7 +16,7 @@ How the graph meets the proxy, and why:
   assistant message would be closed and a new turn opened after it. The arm's ``<think>\\n``
   must come from the rollout tokenizer's chat template (``rollout.tokenizer_path``); the agent
   does not send it, the graph still records it as the turn's prefill, and the reward scores
-  the turn with it. ``training.areal_launch`` checks the template before training starts.
+  the turn with it. ``training.areal.launch`` checks the template before training starts.
 - Sub-agent requests carry ``store: false``: the proxy does not record them, so they are not
   trained (``train_subagents`` records them; they then get the episode's reward).
 - No client retries: a retried request would leave an orphan completion in the session.
@@ -54,7 +54,7 @@ from training.para_grpo import ParaGRPOConfig, trace_reward
 from training.questions import RLPrompt
 from training.rewards import RewardParts
 
-WORKFLOW = "training.areal_workflow.ParaVTAgent"
+WORKFLOW = "training.areal.workflow.ParaVTAgent"
 """The import path AReaL's rollout workers resolve (``trainer.train(workflow=...)``)."""
 _SEPARATE_ENV = (
     "AReaL is not installed here. It pins torch and transformers versions that cannot share an "
