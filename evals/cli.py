@@ -19,7 +19,8 @@ from evals.records import SampleLog, write_json_atomic
 from evals.results import score_records, summarize
 from evals.runner import EvalRefused, evaluate, results_path
 from evals.spec import EvalSpec
-from evals.study import STUDY_CONFIGS, run_study
+from evals.study import run_study
+from evals.study_configs import STUDY_CONFIGS
 from evals.table1_cli import add_table1_command
 from evals.tasks import TASKS, get_task
 from graphs import event_loop
@@ -275,8 +276,10 @@ def cmd_eval_study(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_eval_pareto(args: argparse.Namespace, settings: Settings) -> int:
+    from evals.pareto_plot import plot  # matplotlib loads only when a plot is drawn
+
     points = pareto.load_points(args.runs, args.profile)
-    pareto.plot(points, args.out)
+    plot(points, args.out)
     console.print(pareto.markdown_table(points))
     console.print(f"plot: {args.out}")
     return 0
