@@ -30,7 +30,6 @@ from agents.completion import (
     Completion,
     EndpointError,
     MalformedResponse,
-    SamplingParams,
     TextSink,
     Usage,
     completion_from_body,
@@ -38,7 +37,7 @@ from agents.completion import (
     first_model_id,
 )
 from agents.endpoint_errors import connection_detail, retry_after_s, server_message
-from agents.requests import ModelRequest
+from agents.requests import ModelRequest, SamplingParams
 from agents.retries import STREAM_HINT, BrokenStream, Failure, Retries
 from agents.template_probe import template_opens
 from agents.transport import REQUEST_ERRORS, TIMEOUTS, StatusError, Transport

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agents import prompts
-from agents.completion import SamplingParams
-from agents.requests import ModelRequest
+from agents.requests import ModelRequest, SamplingParams
 
 
 @dataclass(frozen=True)

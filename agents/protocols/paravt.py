@@ -13,11 +13,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agents import prompts
-from agents.completion import SamplingParams
 from agents.main_turn import Ask, Setting, Step, main_request
 from agents.protocol import THINK_PREFIX, ParsedTurn, ToolCall
 from agents.protocols.base import PlannedCall, Protocol, Settings, Turn
-from agents.requests import ModelRequest
+from agents.requests import ModelRequest, SamplingParams
 from agents.sampling import overview_count, overview_timestamps
 from agents.sub_turn import Window, subagent_request, window_frames
 from agents.tools import ToolArgumentError, validate_crop

@@ -26,14 +26,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agents import prompts, qwen_frames
-from agents.completion import SamplingParams
 from agents.main_turn import Ask, Setting, Step
 from agents.protocol import THINK_PREFIX, ParsedTurn
 from agents.protocols import release_texts as T
 from agents.protocols.base import PlannedCall, Protocol, Settings, Turn
 from agents.protocols.release_calls import rl_workflow_calls
 from agents.protocols.release_frames import crop_plan, qwen_part
-from agents.requests import ModelRequest
+from agents.requests import ModelRequest, SamplingParams
 from agents.sub_turn import Window
 from agents.video_probe import VideoInfo, frame_table
 
