@@ -8,7 +8,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from evals.spec import EvalSpec
 from evals.tasks.base import LoadResult, Task
 from graphs.board import Board
 from graphs.builder import compile_graph
-from graphs.context import Context, effective
+from graphs.context import Context, effective, settings_of
 from graphs.run import run_question
 
 log = logging.getLogger(__name__)
@@ -270,7 +270,7 @@ async def _run_sample(
         "run_status": results[0].status,
         "overview_timestamps": results[0].trace["overview"]["timestamps"],
         "cost": cost,
-        "context": asdict(context),
+        "context": settings_of(context),
     }
 
 

@@ -40,13 +40,15 @@ from graphs.state import InputState, OutputState, State
 
 
 def build_graph(
-    llm: ChatModel,
+    llm: ChatModel | None,
     board: Board,
     *,
     media_roots: Sequence[Path] | None = None,
     preset: Context | None = None,
 ) -> StateGraph:
-    """The uncompiled graph; compile it with the checkpointer the caller needs. A chat may
+    """The uncompiled graph; compile it with the checkpointer the caller needs. ``llm`` is the
+    model its runs call, unless a run names its own (``graphs.context.RunContext``; None: every
+    run must). A chat may
     name media under ``media_roots`` (default: the working folder); a run that sends no
     settings gets ``preset`` (default: Context's own defaults)."""
     roots = tuple(media_roots) if media_roots else (Path.cwd().resolve(),)
@@ -84,7 +86,7 @@ def build_graph(
 
 
 def compile_graph(
-    llm: ChatModel,
+    llm: ChatModel | None,
     board: Board,
     *,
     checkpointer: Checkpointer = None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 from agents.completion import EndpointError
 from graphs import offload, owners
 from graphs.board import Board
+from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.traces import Trace, build_trace
 
@@ -131,6 +133,17 @@ async def run_question(
         await asyncio.to_thread(board.release_run, run_id, status="failed", error=error)
         raise
     return await _finished(board, run_id, thread_id)
+
+
+_SHARED: weakref.WeakKeyDictionary[Board, CompiledStateGraph] = weakref.WeakKeyDictionary()
+
+
+def shared_graph(board: Board) -> CompiledStateGraph:
+    """One graph per board for runs that each bring their model (rollout engines: each run
+    passes ``RunContext.of(context, its_model)``), compiled on first use, no checkpointer."""
+    if board not in _SHARED:
+        _SHARED[board] = compile_graph(None, board)
+    return _SHARED[board]
 
 
 def _claim(board: Board, run_id: str, thread_id: str) -> None:

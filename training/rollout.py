@@ -31,9 +31,8 @@ import torch
 from agents.benchmark import prompt_text
 from agents.synthetic import make_questions, make_video, read_manifest, write_manifest
 from graphs.board import Board
-from graphs.bound import bound, shared_graph
-from graphs.context import Context
-from graphs.run import run_question
+from graphs.context import Context, RunContext
+from graphs.run import run_question, shared_graph
 from graphs.traces import Trace
 from training.questions import RLPrompt
 from training.recording import RecordingChatModel
@@ -205,18 +204,17 @@ async def rollout_group(
     async def one(index: int) -> Trajectory:
         async with limit:
             fork = recorder.fork(seed=rollout_seed(seed, prompt.id, index))
-            with bound(fork):  # this rollout samples from its own recorder
-                result = await run_question(
-                    graph,
-                    board,
-                    video_path=prompt.video,
-                    question=prompt.question,
-                    options=prompt.options,
-                    kind=prompt.kind,
-                    prompt=prompt.prompt,
-                    system=prompt.system,
-                    context=context,
-                )
+            result = await run_question(
+                graph,
+                board,
+                video_path=prompt.video,
+                question=prompt.question,
+                options=prompt.options,
+                kind=prompt.kind,
+                prompt=prompt.prompt,
+                system=prompt.system,
+                context=RunContext.of(context, fork),  # this rollout samples from its recorder
+            )
         return build_trajectory(prompt, index, context, result.trace, fork)
 
     return list(await asyncio.gather(*(one(i) for i in range(group_size))))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 
 from langchain_core.messages import AIMessage
@@ -22,12 +21,12 @@ from graphs.asking import humans, next_question
 from graphs.board import Board
 from graphs.budget import budget_problem, served_context_length, window_frames_cap
 from graphs.chat_input import MediaRefused
-from graphs.context import Context, effective
+from graphs.context import Context, effective, settings_of
 from graphs.progress import report
 from graphs.state import CallRecord, State
 
 
-def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel):
+def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel | None):
     async def prepare(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict:
         ctx = effective(runtime.context)
         protocol = get_protocol(ctx.protocol)
@@ -42,7 +41,8 @@ def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel):
         thread_id = str(config.get("configurable", {}).get("thread_id", q.run_id))
         count = overview_count(info.codec, info.duration, ctx.overview_frames)
         own = protocol.name == "paravt"  # the budget check knows this protocol's frames
-        limit = await served_context_length(llm) if own else None
+        model = getattr(runtime.context, "model", None) or llm  # main_agent says if none
+        limit = await served_context_length(model) if own and model else None
         window = window_frames_cap(ctx, info.codec, info.duration)
         too_big = budget_problem(ctx, info, count, window, limit) if limit else ""
         times = video.overview_timestamps(info.duration, count)
@@ -68,7 +68,7 @@ def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel):
             q.run_id,
             video=info.path,
             question=q.question,
-            settings=asdict(ctx),
+            settings=settings_of(ctx),
             thread_id=thread_id,
         )
         scanner = []

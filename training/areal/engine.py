@@ -37,9 +37,8 @@ from typing import Any
 import torch
 
 from graphs.board import Board
-from graphs.bound import bound, shared_graph
-from graphs.context import Context
-from graphs.run import run_question
+from graphs.context import Context, RunContext
+from graphs.run import run_question, shared_graph
 from serving.engine import ChatRenderer
 from training.para_grpo import ParaGRPOConfig, trace_reward
 from training.policy import GenRequest, GenResult, PolicyChatModel, Row, episode_rows
@@ -163,12 +162,11 @@ class ParaVTEngineWorkflow:
                                 self.renderer.tokenizer, self.processor)  # fmt: skip
         model = PolicyChatModel(self.renderer, backend, end_ids=self.end_ids,
                                 max_len=self.max_len, name="areal")  # fmt: skip
-        with bound(model):
-            result = await run_question(
-                shared_graph(self.board), self.board, video_path=prompt.video,
-                question=prompt.question, options=prompt.options, kind=prompt.kind,
-                prompt=prompt.prompt, context=context,
-            )  # fmt: skip
+        result = await run_question(
+            shared_graph(self.board), self.board, video_path=prompt.video,
+            question=prompt.question, options=prompt.options, kind=prompt.kind,
+            prompt=prompt.prompt, system=prompt.system, context=RunContext.of(context, model),
+        )  # fmt: skip
         t = build_trajectory(prompt, 0, context, result.trace, model)
         t.parts = trace_reward(t.trace, target=prompt.target, settings=self.algo.reward_settings())
         if t.trace["status"] == "failed" or not t.turns:

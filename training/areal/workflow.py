@@ -46,9 +46,8 @@ from agents.completion import ChatModel, Completion
 from agents.llm import OpenAIChatModel
 from agents.requests import ModelRequest
 from graphs.board import Board
-from graphs.bound import bound, shared_graph
-from graphs.context import Context
-from graphs.run import run_question
+from graphs.context import Context, RunContext
+from graphs.run import run_question, shared_graph
 from graphs.traces import call_role
 from training.para_grpo import ParaGRPOConfig, trace_reward
 from training.questions import RLPrompt
@@ -200,18 +199,18 @@ class ParaVTAgent:
         context = self.grpo.rollout_context(item.id, epoch=item.epoch, base=self.context)
         main, sub = self._clients(extra_kwargs)
         try:
-            with bound(ProxyModel(main, sub, template_prefill=self.grpo.prefill)):
-                result = await run_question(
-                    shared_graph(self.board),
-                    self.board,
-                    video_path=item.video,
-                    question=item.question,
-                    options=item.options,
-                    kind=item.kind,
-                    prompt=item.prompt,
-                    system=item.system,
-                    context=context,
-                )
+            model = ProxyModel(main, sub, template_prefill=self.grpo.prefill)
+            result = await run_question(
+                shared_graph(self.board),
+                self.board,
+                video_path=item.video,
+                question=item.question,
+                options=item.options,
+                kind=item.kind,
+                prompt=item.prompt,
+                system=item.system,
+                context=RunContext.of(context, model),
+            )
         finally:
             await asyncio.gather(main.aclose(), sub.aclose())
         outcome = rollout_outcome(result.trace or {}, target=item.target, config=self.grpo)

@@ -21,9 +21,8 @@ from dataclasses import replace
 from typing import Any
 
 from graphs.board import Board
-from graphs.bound import bound, shared_graph
-from graphs.context import Context
-from graphs.run import run_question
+from graphs.context import Context, RunContext
+from graphs.run import run_question, shared_graph
 from serving.detokenize import END_TOKENS
 from training.para_grpo import ParaGRPOConfig, trace_reward
 from training.policy import Batcher, Episode, PolicyChatModel, episode_rows
@@ -74,12 +73,11 @@ class ParaVTRollout:
             context = self.context_for(prompt, epoch)
             async with limit:
                 fork = model.fork()
-                with bound(fork):
-                    result = await run_question(
-                        graph, self.board, video_path=prompt.video, question=prompt.question,
-                        options=prompt.options, kind=prompt.kind, prompt=prompt.prompt,
-                        system=prompt.system, context=context,
-                    )  # fmt: skip
+                result = await run_question(
+                    graph, self.board, video_path=prompt.video, question=prompt.question,
+                    options=prompt.options, kind=prompt.kind, prompt=prompt.prompt,
+                    system=prompt.system, context=RunContext.of(context, fork),
+                )  # fmt: skip
             t = build_trajectory(prompt, index, context, result.trace, fork)
             t.parts = trace_reward(t.trace, target=prompt.target, settings=settings)
             t.reward = self.objective(t) if t.trace["status"] != "failed" else None
