@@ -17,7 +17,7 @@ from agents.completion import ChatModel, Completion
 from agents.decode_pool import decode_processes
 from agents.protocols import get_protocol
 from agents.requests import ModelRequest
-from agents.sampling import overview_count
+from agents.sampling import overview_times
 from agents.scoring.extract import extract_answer
 from agents.video import VideoError
 from evals.costs import sample_cost, sum_costs
@@ -227,8 +227,7 @@ async def _run_sample(
         times = None
         if task.render_prompt is not None and context.protocol == "paravt":
             info = await asyncio.to_thread(video.probe, sample.media)
-            count = overview_count(info.codec, info.duration, context.overview_frames)
-            times = video.overview_timestamps(info.duration, count)
+            times = overview_times(info.codec, info.duration, context.overview_frames)
         prompt = question_block(task, sample, context, times)
         results = await asyncio.gather(
             *(

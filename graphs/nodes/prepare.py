@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 from agents import prompts, video
 from agents.completion import ChatModel
 from agents.protocols import get_protocol
-from agents.sampling import overview_count
+from agents.sampling import overview_times
 from graphs import offload
 from graphs.asking import humans, next_question
 from graphs.board import Board
@@ -39,13 +39,13 @@ def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel | None):
         if refused:
             return refusal(state, refused)
         thread_id = str(config.get("configurable", {}).get("thread_id", q.run_id))
-        count = overview_count(info.codec, info.duration, ctx.overview_frames)
+        times = overview_times(info.codec, info.duration, ctx.overview_frames)
+        count = len(times)
         own = protocol.name == "paravt"  # the budget check knows this protocol's frames
         model = getattr(runtime.context, "model", None) or llm  # main_agent says if none
         limit = await served_context_length(model) if own and model else None
         window = window_frames_cap(ctx, info.codec, info.duration)
         too_big = budget_problem(ctx, info, count, window, limit) if limit else ""
-        times = video.overview_timestamps(info.duration, count)
         overview = state.get("overview")
         if too_big:  # fail before decoding: the run is recorded, with the settings to change
             overview = {"video": info.path, "timestamps": [], "max_pixels": 0}
