@@ -129,9 +129,13 @@ class PolicyChatModel:
     def fork(self) -> PolicyChatModel:
         """A model with its own (empty) records over the same backend and render lock."""
         return PolicyChatModel(
-            self.renderer, self.batcher, end_ids=self.end_ids, max_len=self.max_len,
-            name=self.name, render_lock=self._render_lock,
-        )  # fmt: skip
+            self.renderer,
+            self.batcher,
+            end_ids=self.end_ids,
+            max_len=self.max_len,
+            name=self.name,
+            render_lock=self._render_lock,
+        )
 
     async def complete(self, request: ModelRequest, *, on_text=None) -> Completion:
         params, began = request.params, time.perf_counter()
@@ -141,24 +145,34 @@ class PolicyChatModel:
         if len(prompt.input_ids) + params.max_tokens > self.max_len:
             raise EndpointError(
                 f"a {len(prompt.input_ids)}-token prompt and max_tokens {params.max_tokens} "
-                f"exceed the context of {self.max_len}", base_url=IN_TRAINER, status=400,
-            )  # fmt: skip
+                f"exceed the context of {self.max_len}",
+                base_url=IN_TRAINER,
+                status=400,
+            )
         result = await self.batcher.submit(
             GenRequest(
-                tuple(prompt.input_ids), prompt.vision, tuple(images), params.temperature,
-                params.max_tokens, request.role, request.turn,
+                tuple(prompt.input_ids),
+                prompt.vision,
+                tuple(images),
+                params.temperature,
+                params.max_tokens,
+                request.role,
+                request.turn,
             )
-        )  # fmt: skip
+        )
         text, ended, _ = reply_text(
             self.renderer.tokenizer, result.token_ids, self.end_ids, (), skip_special_tokens=False
         )
         finish = "stop" if ended or len(result.token_ids) < params.max_tokens else "length"
         record = CallRecord(
-            prompt_ids=tuple(prompt.input_ids), token_ids=result.token_ids,
-            logprobs=result.logprobs, vision=prompt.vision,
+            prompt_ids=tuple(prompt.input_ids),
+            token_ids=result.token_ids,
+            logprobs=result.logprobs,
+            vision=prompt.vision,
             temperature=params.temperature if params.temperature > 0 else 1.0,
-            prefill=request.prefill, role=request.role,
-        )  # fmt: skip
+            prefill=request.prefill,
+            role=request.role,
+        )
         self.records.append(record)  # one event loop: no lock needed
         if on_text is not None and text:
             on_text(text)
@@ -166,10 +180,13 @@ class PolicyChatModel:
             text=text,
             finish_reason=finish,
             usage=Usage(len(prompt.input_ids), len(result.token_ids), prompt.image_tokens, 0),
-            latency_s=round(time.perf_counter() - began, 4), model=self.name, attempts=1,
-            prompt_token_ids=record.prompt_ids, token_ids=record.token_ids,
+            latency_s=round(time.perf_counter() - began, 4),
+            model=self.name,
+            attempts=1,
+            prompt_token_ids=record.prompt_ids,
+            token_ids=record.token_ids,
             logprobs=record.logprobs,
-        )  # fmt: skip
+        )
 
     def _render(self, request: ModelRequest):
         messages, prefill = request.wire(), request.prefill
@@ -218,8 +235,9 @@ class Row:
 
 def _row(turn: Turn) -> Row:
     n = len(turn.completion_ids)
-    return Row(turn.agent, turn.prompt_ids, turn.completion_ids, (1,) * n, turn.old_logprobs,
-               turn.vision)  # fmt: skip
+    return Row(
+        turn.agent, turn.prompt_ids, turn.completion_ids, (1,) * n, turn.old_logprobs, turn.vision
+    )
 
 
 def _same_images(earlier: Mapping[str, torch.Tensor], later: Mapping[str, torch.Tensor]) -> bool:

@@ -61,10 +61,17 @@ def needle_prompts(
     for manifest in sorted(folder.glob("*.json")):
         video, items = read_manifest(manifest)
         prompts += [
-            RLPrompt(item.id, video.path, item.question, item.options, item.kind,
-                     _TARGETS[item.kind](item.target), prompt_text(item))
+            RLPrompt(
+                item.id,
+                video.path,
+                item.question,
+                item.options,
+                item.kind,
+                _TARGETS[item.kind](item.target),
+                prompt_text(item),
+            )
             for item in items
-        ]  # fmt: skip
+        ]
     if not prompts:
         raise FileNotFoundError(f"no needle manifests (*.json) in {folder}")
     return prompts
@@ -171,9 +178,16 @@ def build_trajectory(
         done = call["completion"]
         record = recorder.find(done["prompt_token_ids"], done["token_ids"])
         turns.append(
-            Turn(call["agent"], call["turn"], record.prompt_ids, record.token_ids,
-                 record.logprobs, record.vision, record.temperature)
-        )  # fmt: skip
+            Turn(
+                call["agent"],
+                call["turn"],
+                record.prompt_ids,
+                record.token_ids,
+                record.logprobs,
+                record.vision,
+                record.temperature,
+            )
+        )
     roles = [call["role"] for call in trace["model_calls"]]
     main = sorted(
         (t for t, r in zip(turns, roles, strict=True) if r == "main"), key=lambda t: t.turn

@@ -171,8 +171,9 @@ def paravt_messages(record: Mapping[str, Any], context: Context | None = None) -
     info = video.probe(record["video"])
     protocol = get_protocol(ctx.protocol)
     if ctx.protocol == "release-rl":  # the release's own prompts: the row's, as written
-        ask = Ask(question="", kind=record["kind"], prompt=record["user_text"],
-                  system=record["system"])  # fmt: skip
+        ask = Ask(
+            question="", kind=record["kind"], prompt=record["user_text"], system=record["system"]
+        )
     else:
         ask = Ask(question="", kind=record["kind"], prompt=record["prompt"])
     request = protocol.main_request(

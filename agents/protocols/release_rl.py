@@ -107,9 +107,12 @@ class ReleaseRLProtocol(Protocol):
     def overview(self, info: VideoInfo, ctx: Settings) -> dict[str, Any]:
         table = frame_table(info.path)
         plan = qwen_frames.fetch_plan(
-            total_frames=table.count, fps=table.fps, width=info.width, height=info.height,
+            total_frames=table.count,
+            fps=table.fps,
+            width=info.width,
+            height=info.height,
             **OVERVIEW,
-        )  # fmt: skip
+        )
         indices = list(plan.indices)
         if len(indices) % 2:  # the workflow pads to Qwen3-VL's merge size (never needed: even)
             indices.append(indices[-1])

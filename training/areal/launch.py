@@ -155,8 +155,12 @@ def workflow_choice(paravt: dict[str, Any], gconfig: Any, tokenizer_path: str):
 
     keep = ("grpo", "context", "video_root", "board_path")
     kwargs = {k: paravt[k] for k in keep if k in paravt}
-    return ENGINE_WORKFLOW, {**kwargs, "gconfig": gconfig, "tokenizer": tokenizer_path,
-                             "processor": tokenizer_path}  # fmt: skip
+    return ENGINE_WORKFLOW, {
+        **kwargs,
+        "gconfig": gconfig,
+        "tokenizer": tokenizer_path,
+        "processor": tokenizer_path,
+    }
 
 
 def ensure_admin_key(env=os.environ) -> str:

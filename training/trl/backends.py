@@ -151,11 +151,17 @@ class VLLMServerBackend:
                     for f, r in zip(raw, reqs, strict=True)
                 ]
             done = client.generate(
-                prompts=[list(r.prompt_ids) for r in reqs], features=features, n=1,
-                temperature=reqs[0].temperature, top_p=1.0, top_k=0, repetition_penalty=1.0,
-                max_tokens=reqs[0].max_tokens, logprobs=0,
+                prompts=[list(r.prompt_ids) for r in reqs],
+                features=features,
+                n=1,
+                temperature=reqs[0].temperature,
+                top_p=1.0,
+                top_k=0,
+                repetition_penalty=1.0,
+                max_tokens=reqs[0].max_tokens,
+                logprobs=0,
                 generation_kwargs=self.vllm.generation_kwargs,
-            )  # fmt: skip
+            )
             for i, ids, lps in zip(idx, done["completion_ids"], done["logprobs"], strict=True):
                 out[i] = GenResult(tuple(ids), tuple(float(lp[0]) for lp in lps))
         return out  # type: ignore[return-value]
@@ -181,9 +187,15 @@ class VLLMColocateBackend:
                     row["multi_modal_data"] = {"image": images if len(images) > 1 else images[0]}
                 rows.append(row)
             params = SamplingParams(
-                n=1, temperature=reqs[0].temperature, top_p=1.0, top_k=0, repetition_penalty=1.0,
-                max_tokens=reqs[0].max_tokens, logprobs=0, **self.vllm.generation_kwargs,
-            )  # fmt: skip
+                n=1,
+                temperature=reqs[0].temperature,
+                top_p=1.0,
+                top_k=0,
+                repetition_penalty=1.0,
+                max_tokens=reqs[0].max_tokens,
+                logprobs=0,
+                **self.vllm.generation_kwargs,
+            )
             done = self.vllm.llm.generate(rows, sampling_params=params, use_tqdm=False)
             logprobs, _ = extract_logprobs(done)
             for i, output, lps in zip(idx, done, logprobs, strict=True):

@@ -63,9 +63,11 @@ class TRLRunConfig:
     video_seconds: float = field(default=60.0, metadata={"help": "Length of generated videos."})
     rows: str | None = field(
         default=None,
-        metadata={"help": "JSONL of questions (id, video, question, target; options, kind) "
-                  "to train on instead of needle manifests."},
-    )  # fmt: skip
+        metadata={
+            "help": "JSONL of questions (id, video, question, target; options, kind) "
+            "to train on instead of needle manifests."
+        },
+    )
     video_root: str | None = field(
         default=None, metadata={"help": "Folder relative video paths of --rows are under."}
     )
@@ -101,9 +103,11 @@ class TRLRunConfig:
     )
     gradient_checkpointing: bool = field(
         default=False,
-        metadata={"help": "Recompute activations in backward (not with FSDP's own "
-                  "activation checkpointing: TRL refuses both)."},
-    )  # fmt: skip
+        metadata={
+            "help": "Recompute activations in backward (not with FSDP's own "
+            "activation checkpointing: TRL refuses both)."
+        },
+    )
     threads: int | None = field(default=None, metadata={"help": "torch CPU threads."})
     save_every: int = field(default=0, metadata={"help": "TRL checkpoint every N steps (0: none)."})
     report_to: str = field(default="none", metadata={"help": "TRL's report_to (wandb, ...)."})
@@ -158,24 +162,40 @@ def grpo_config(run: TRLRunConfig, algo: ParaGRPOConfig, *, world_size: int | No
         bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
     vllm = run.generation != "transformers"
     return GRPOConfig(
-        output_dir=run.output_dir, max_steps=run.steps, seed=algo.seed,
+        output_dir=run.output_dir,
+        max_steps=run.steps,
+        seed=algo.seed,
         per_device_train_batch_size=episodes // per_step,
         gradient_accumulation_steps=run.gradient_accumulation_steps,
-        num_generations=algo.group_size, num_iterations=run.num_iterations,
-        learning_rate=algo.learning_rate, lr_scheduler_type="constant", warmup_steps=0,
-        weight_decay=run.weight_decay, max_grad_norm=algo.grad_clip,
-        beta=algo.kl_coef, epsilon=algo.clip_eps, loss_type="dapo",
+        num_generations=algo.group_size,
+        num_iterations=run.num_iterations,
+        learning_rate=algo.learning_rate,
+        lr_scheduler_type="constant",
+        warmup_steps=0,
+        weight_decay=run.weight_decay,
+        max_grad_norm=algo.grad_clip,
+        beta=algo.kl_coef,
+        epsilon=algo.clip_eps,
+        loss_type="dapo",
         scale_rewards="group" if algo.scale_std else "none",
-        temperature=algo.temperature, top_p=1.0, top_k=0, max_completion_length=algo.max_new_tokens,
-        bf16=bf16, disable_dropout=True,
+        temperature=algo.temperature,
+        top_p=1.0,
+        top_k=0,
+        max_completion_length=algo.max_new_tokens,
+        bf16=bf16,
+        disable_dropout=True,
         **{checkpointing_field(GRPOConfig): run.gradient_checkpointing},
-        use_vllm=vllm, vllm_mode="server" if run.generation == "vllm-server" else "colocate",
+        use_vllm=vllm,
+        vllm_mode="server" if run.generation == "vllm-server" else "colocate",
         vllm_server_base_url=run.vllm_server_base_url,
         vllm_gpu_memory_utilization=run.vllm_gpu_memory_utilization,
-        logging_steps=1, report_to=run.report_to, log_completions=False,
-        save_strategy="steps" if run.save_every else "no", save_steps=run.save_every or 500,
+        logging_steps=1,
+        report_to=run.report_to,
+        log_completions=False,
+        save_strategy="steps" if run.save_every else "no",
+        save_steps=run.save_every or 500,
         dataloader_num_workers=0,
-    )  # fmt: skip
+    )
 
 
 def load_prompts(run: TRLRunConfig) -> list[RLPrompt]:
@@ -206,8 +226,13 @@ def _log_callback(path: Path, arm: str):
     return StepLog()
 
 
-def build_trainer(run: TRLRunConfig, algo: ParaGRPOConfig, context: Context | None = None,
-                  *, trainer_class: type | None = None):  # fmt: skip
+def build_trainer(
+    run: TRLRunConfig,
+    algo: ParaGRPOConfig,
+    context: Context | None = None,
+    *,
+    trainer_class: type | None = None,
+):
     """The trainer of this run (``trainer_class``: a ``ParaVTGRPOTrainer`` subclass) and the
     board its episodes write to (the caller closes it)."""
     import torch
@@ -227,21 +252,32 @@ def build_trainer(run: TRLRunConfig, algo: ParaGRPOConfig, context: Context | No
     prompts = load_prompts(run)
     tokenizer = AutoTokenizer.from_pretrained(run.model)
     renderer = ChatRenderer(
-        tokenizer, AutoImageProcessor.from_pretrained(run.model),
+        tokenizer,
+        AutoImageProcessor.from_pretrained(run.model),
         AutoConfig.from_pretrained(run.model).image_token_id,
-    )  # fmt: skip
+    )
     board = Board(out / f"board-{args.process_index}.sqlite")
     rollout = ParaVTRollout(
-        prompts, algo, board, context=context, objective=run.objective,
-        concurrency=run.rollout_concurrency, regate_each_epoch=run.regate_each_epoch,
-    )  # fmt: skip
+        prompts,
+        algo,
+        board,
+        context=context,
+        objective=run.objective,
+        concurrency=run.rollout_concurrency,
+        regate_each_epoch=run.regate_each_epoch,
+    )
     try:
         trainer = (trainer_class or ParaVTGRPOTrainer)(
-            model=run.model, reward_funcs=[paravt_objective], args=args,
+            model=run.model,
+            reward_funcs=[paravt_objective],
+            args=args,
             train_dataset=Dataset.from_dict({"prompt": [p.id for p in prompts]}),
-            processing_class=tokenizer, rollout=rollout, renderer=renderer,
-            max_batch=run.max_batch, callbacks=[_log_callback(out / "grpo.jsonl", algo.arm)],
-        )  # fmt: skip
+            processing_class=tokenizer,
+            rollout=rollout,
+            renderer=renderer,
+            max_batch=run.max_batch,
+            callbacks=[_log_callback(out / "grpo.jsonl", algo.arm)],
+        )
     except BaseException:
         board.close()
         raise

@@ -74,10 +74,16 @@ class ParaVTRollout:
             async with limit:
                 fork = model.fork()
                 result = await run_question(
-                    graph, self.board, video_path=prompt.video, question=prompt.question,
-                    options=prompt.options, kind=prompt.kind, prompt=prompt.prompt,
-                    system=prompt.system, context=RunContext.of(context, fork),
-                )  # fmt: skip
+                    graph,
+                    self.board,
+                    video_path=prompt.video,
+                    question=prompt.question,
+                    options=prompt.options,
+                    kind=prompt.kind,
+                    prompt=prompt.prompt,
+                    system=prompt.system,
+                    context=RunContext.of(context, fork),
+                )
             t = build_trajectory(prompt, index, context, result.trace, fork)
             t.parts = trace_reward(t.trace, target=prompt.target, settings=settings)
             t.reward = self.objective(t) if t.trace["status"] != "failed" else None
@@ -135,6 +141,8 @@ def policy_model(trainer: Any) -> Iterator[PolicyChatModel]:
     with trainer.generation_backend(ends) as backend:
         batcher = Batcher(backend, max_batch=trainer.max_batch)
         yield PolicyChatModel(
-            trainer.renderer, batcher, end_ids=ends,
+            trainer.renderer,
+            batcher,
+            end_ids=ends,
             max_len=getattr(text, "max_position_embeddings", 32768),
-        )  # fmt: skip
+        )

@@ -40,15 +40,17 @@ from training.trl.rollout import ParaVTRollout
 class ParaVTGRPOTrainer(GRPOTrainer):
     """``GRPOTrainer`` whose rollout is the graph (``ParaVTRollout``); see the module docstring."""
 
-    def __init__(self, *args, rollout: ParaVTRollout, renderer: ChatRenderer, max_batch: int = 64,
-                 **kwargs) -> None:  # fmt: skip
+    def __init__(
+        self, *args, rollout: ParaVTRollout, renderer: ChatRenderer, max_batch: int = 64, **kwargs
+    ) -> None:
         super().__init__(*args, rollout_func=rollout, **kwargs)
         self.paravt, self.renderer, self.max_batch = rollout, renderer, max_batch
         self._pending: list[Row] | None = None
         sharded = self.is_fsdp_enabled or (
-            self.is_deepspeed_enabled and not self.args.ds3_gather_for_generation
+            self.is_deepspeed_enabled
+            and not self.args.ds3_gather_for_generation
             and self.accelerator.state.deepspeed_plugin.zero_stage == 3
-        )  # fmt: skip
+        )
         if not self.use_vllm and sharded and self.accelerator.num_processes > 1:
             raise ValueError(
                 "transformers generation needs the whole policy on every rank (FSDP or ZeRO-3 "
@@ -72,16 +74,20 @@ class ParaVTGRPOTrainer(GRPOTrainer):
             return
         tok, args = self.renderer.tokenizer, self.args
         with unwrap_model_for_generation(
-            self.model_wrapped, self.accelerator,
+            self.model_wrapped,
+            self.accelerator,
             gather_deepspeed3_params=args.ds3_gather_for_generation,
             gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs,
-        ) as model:  # fmt: skip
+        ) as model:
             yield TransformersBackend(
-                model, eos_ids=eos_ids, pad_id=tok.pad_token_id,
+                model,
+                eos_ids=eos_ids,
+                pad_id=tok.pad_token_id,
                 image_token_id=self.renderer.image_token_id,
                 suppress=never_generated(tok, model.config.get_text_config().vocab_size),
-                max_batch=self.max_batch, autocast=self.accelerator.autocast,
-            )  # fmt: skip
+                max_batch=self.max_batch,
+                autocast=self.accelerator.autocast,
+            )
 
     # --- images in every forward ----------------------------------------------------------
 
@@ -96,8 +102,9 @@ class ParaVTGRPOTrainer(GRPOTrainer):
             "num_images": [r.images for r in rows],
         }
 
-    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep,
-                                           batch_size=None, **kwargs):  # fmt: skip
+    def _get_per_token_logps_and_entropies(
+        self, model, input_ids, attention_mask, logits_to_keep, batch_size=None, **kwargs
+    ):
         if kwargs.get("pixel_values") is None and self._pending is not None:
             kwargs.update(self._vision(self._pending))  # TRL's scoring passes, first rows
         grid = kwargs.get("image_grid_thw")
@@ -213,9 +220,10 @@ class ParaVTGRPOTrainer(GRPOTrainer):
                 )
         if "importance_sampling_ratio" in output:
             out["importance_sampling_ratio"] = self._importance(
-                out["old_per_token_logps"], new["sampling_per_token_logps"],
+                out["old_per_token_logps"],
+                new["sampling_per_token_logps"],
                 new["completion_mask"] * new["tool_mask"],
-            )  # fmt: skip
+            )
         return out
 
     def _importance(self, old: torch.Tensor, sampled: torch.Tensor, mask: torch.Tensor):
