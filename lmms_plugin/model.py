@@ -52,8 +52,11 @@ class ParaVT(lmms):
         for position, outcome in self.resume.finished(docs, keys).items():
             outcomes[position] = outcome
         todo = [i for i, o in enumerate(outcomes) if o is None]
-        eval_logger.info(f"paravt: {len(docs) - len(todo)} of {len(docs)} documents answered "
-                         f"by an earlier run ({self.resume.root}); {len(todo)} to run")  # fmt: skip
+        mode, reused = "simple" if self.is_simple else "chat", len(docs) - len(todo)
+        eval_logger.info(
+            f"paravt ({mode}): {reused} of {len(docs)} documents answered by an earlier run "
+            f"({self.resume.root}); {len(todo)} to run"
+        )
         if todo:
             ran = self._run([docs[i] for i in todo], [keys[i] for i in todo])
             for position, outcome in zip(todo, ran, strict=True):
