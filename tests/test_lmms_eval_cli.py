@@ -211,17 +211,30 @@ def test_a_rerun_resumes_by_document(lmms_bin, first):
     assert [reply(now[i]) for i in (0, 2)] == [reply(lines[i]) for i in (0, 2)]
 
 
-def test_lmms_evals_own_videomme_task_runs_unmodified_on_the_published_layout(lmms_bin, tmp_path):
-    hf = tmp_path / "hf"
+@pytest.fixture(scope="module")
+def videomme_home(lmms_bin, tmp_path_factory) -> Path:
+    """An HF_HOME holding Video-MME's fixture rows and videos as lmms-eval's download leaves
+    them (tests/lmms_videomme_home.py, run by the lmms-eval environment's `datasets`)."""
+    hf = tmp_path_factory.mktemp("videomme") / "hf"
     made = subprocess.run([str(LMMS_VENV / "bin/python"), str(ROOT / "tests/lmms_videomme_home.py"),
                            str(hf)], capture_output=True, text=True, timeout=300,
                           env={**os.environ, "HF_HUB_OFFLINE": "1"})  # fmt: skip
     assert made.returncode == 0, made.stderr
+    return hf
+
+
+def videomme_run(lmms_bin, hf: Path, tmp: Path, model_args: str, *extra: str):
     done = lmms_eval(lmms_bin, "--model", "paravt", "--model_args",
-                     f"home={tmp_path / 'home'},max_new_tokens=256", "--tasks", "videomme",
-                     "--log_samples", "--output_path", str(tmp_path / "out"),
-                     cwd=tmp_path, hf_home=hf)  # fmt: skip
+                     f"home={tmp / 'home'},{model_args}", "--tasks", "videomme", "--log_samples",
+                     "--output_path", str(tmp / "out"), *extra, cwd=tmp, hf_home=hf)  # fmt: skip
     assert done.returncode == 0 and "Error during evaluation" not in done.out, done.out[-4000:]
+    return done
+
+
+def test_lmms_evals_own_videomme_task_runs_unmodified_on_the_published_layout(
+    lmms_bin, videomme_home, tmp_path
+):
+    videomme_run(lmms_bin, videomme_home, tmp_path, "max_new_tokens=256")
     results, lines = outputs(tmp_path / "out")
     assert results["configs"]["videomme"]["dataset_path"] == "lmms-eval/Video-MME"
     assert results["n-samples"]["videomme"] == {"original": 3, "effective": 3}
@@ -232,10 +245,26 @@ def test_lmms_evals_own_videomme_task_runs_unmodified_on_the_published_layout(lm
     for run in runs:  # --model_args beat the task's 16 new tokens; its prompt is asked
         assert run["trace"]["settings"]["max_new_tokens"] == 256
         assert "based on the video and the subtitles" in json.dumps(run["trace"]["model_calls"])
-    snapshot = next((hf / "hub").rglob("snapshots/*"))
-    ours = rescored(tmp_path, snapshot, hf / "videomme",
+    snapshot = next((videomme_home / "hub").rglob("snapshots/*"))
+    ours = rescored(tmp_path, snapshot, videomme_home / "videomme",
                     {line["doc_id"]: reply(line) for line in lines})  # fmt: skip
     assert_same_scores(lines, ours)
+
+
+def test_the_issues_command_asks_videomme_in_the_releases_words(lmms_bin, videomme_home, tmp_path):
+    videomme_run(lmms_bin, videomme_home, tmp_path, "protocol=release-eval,prompt_mode="
+                 "agentic_general,max_parallel=5,overview_frames=4,max_new_tokens=64",
+                 "--limit", "1")  # fmt: skip
+    [run] = board_runs(tmp_path / "home")
+    first_turn = run["trace"]["model_calls"][0]["messages"]
+    assert first_turn[0]["role"] == "system" and "crop_video" in first_turn[0]["content"]
+    question = first_turn[1]["content"][-1]["text"]
+    assert question.startswith("Question: What colour is the circle that appears in the video?"
+                               "\nOptions:\nA. A. green\nB. B. red")  # fmt: skip
+    assert question.endswith("The video path for this video is: needle.mp4")
+    assert "Answer with the option's letter" not in question, "the release's text, not the task's"
+    assert run["trace"]["settings"]["protocol"] == "release-eval"
+    assert run["trace"]["settings"]["temperature"] == 0.0
 
 
 def test_a_model_args_key_that_is_no_knob_lists_the_valid_keys(lmms_bin, tmp_path):
