@@ -88,7 +88,8 @@ def read_request(request: Any, task_dict: Mapping[str, Any], media_dir: Path) ->
             "messages nor lmms-eval's simple (context, gen_kwargs, doc_to_visual, ...) form"
         )
     media = _media(visuals, task, doc_id, media_dir)
-    return DocInput(task, split, int(doc_id), 0, text, media, dict(gen_kwargs or {}), system, doc)
+    return DocInput(task, split, int(doc_id), 0, text, media, dict(gen_kwargs or {}), system,
+                    _plain(doc))  # fmt: skip
 
 
 def _from_messages(messages: Any, task: str, doc_id: Any) -> tuple[list, str, str | None]:
@@ -151,6 +152,19 @@ def _media(visuals: list, task: str, doc_id: Any, media_dir: Path) -> str:
     return paths[0] if len(paths) == 1 else _deck(paths, media_dir)
 
 
+def _plain(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The document's text and number fields (its images stay with lmms-eval)."""
+
+    def plain(value: Any) -> bool:
+        if isinstance(value, (list, tuple)):
+            return all(plain(v) for v in value)
+        if isinstance(value, dict):
+            return all(plain(v) for v in value.values())
+        return value is None or isinstance(value, (str, int, float, bool))
+
+    return {k: v for k, v in dict(doc).items() if plain(v)}
+
+
 def _kind_of(visual: Any) -> str:
     """lmms-eval's own reading of a simple visual: a path by its extension, pixels an image."""
     if isinstance(visual, str):
@@ -171,16 +185,17 @@ def _image_path(image: Any, media_dir: Path) -> str:
     """A path to the image: its own path, or a PNG of its pixels named by their hash."""
     if isinstance(image, (str, os.PathLike)):
         return os.path.abspath(str(image))
-    if not hasattr(image, "save"):
+    if not hasattr(image, "convert"):
         raise TaskRefused(f"an image of type {type(image).__name__} cannot be read")
-    buffer = io.BytesIO()
-    image.convert("RGB").save(buffer, format="PNG")
-    data = buffer.getvalue()
-    path = media_dir / f"{hashlib.sha256(data).hexdigest()[:24]}.png"
-    if not path.exists():
+    rgb = image.convert("RGB")
+    digest = hashlib.sha256(f"{rgb.size}".encode() + rgb.tobytes()).hexdigest()[:24]
+    path = media_dir / f"{digest}.png"
+    if not path.exists():  # written once: the same pixels are the same file on every run
         media_dir.mkdir(parents=True, exist_ok=True)
+        buffer = io.BytesIO()
+        rgb.save(buffer, format="PNG")
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(data)
+        tmp.write_bytes(buffer.getvalue())
         os.replace(tmp, path)
     return str(path)
 

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.protocols import get_protocol
 from evals.media import MediaIndex
 from evals.release_prompts import release_prompt
 from evals.sample import Sample
@@ -38,6 +37,7 @@ from graphs.chat_input import split_question
 from graphs.context import Context, effective
 from graphs.regime import fit_context, protocol_refusal
 from lmms_plugin.docs import DocInput
+from lmms_plugin.model_args import protocol_conflicts
 
 log = logging.getLogger(__name__)
 
@@ -82,17 +82,9 @@ def run_context(
     asked = Context(**{**knobs, **from_task})
     given = set(knobs) | set(from_task)
     context, warnings = fit_context(asked, regime, given)
-    pins = get_protocol(context.protocol).pins(context)
-    conflicts = [
-        f"{k}={getattr(context, k)!r} ({context.protocol} fixes {pins[k]!r})"
-        for k in sorted(set(knobs) & set(pins))
-        if getattr(context, k) != pins[k]
-    ]
+    conflicts = protocol_conflicts(context, knobs)  # a protocol the regime chose
     if conflicts:
-        raise ValueError(
-            f"protocol={context.protocol} fixes settings --model_args set: "
-            f"{'; '.join(conflicts)}. Drop them, or use protocol=paravt to choose them yourself."
-        )
+        raise ValueError(f"paravt --model_args: {'; '.join(conflicts)}")
     refused = protocol_refusal(context, (), regime)  # a video_url for a frames-only server
     if refused:
         raise ValueError(refused)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agents.protocols import get_protocol
 from graphs.context import LIMITS, Context
 from graphs.settings import Settings
 
@@ -90,7 +91,7 @@ def parse_model_args(
             problems.append(str(exc))
     if not problems:
         try:
-            Context(**knobs)  # the ranges and the protocol's name, as the CLI checks them
+            problems += protocol_conflicts(Context(**knobs), knobs)  # ranges, then pins
         except ValueError as exc:
             problems.append(str(exc))
     if problems:
@@ -112,6 +113,20 @@ def parse_model_args(
         kind=own.get("kind"),
         knobs=knobs,
     )
+
+
+def protocol_conflicts(context: Context, knobs: Mapping[str, Any]) -> list[str]:
+    """The knobs named in --model_args that the run's protocol fixes to something else.
+
+    >>> protocol_conflicts(Context(protocol="release-eval", crop_fps=2.0), {"crop_fps": 2.0})
+    ['protocol=release-eval fixes crop_fps=1.0 (--model_args set 2.0)']
+    """
+    pins = get_protocol(context.protocol).pins(context)
+    return [
+        f"protocol={context.protocol} fixes {k}={pins[k]!r} (--model_args set {knobs[k]!r})"
+        for k in sorted(set(knobs) & set(pins))
+        if getattr(context, k) != pins[k]
+    ]
 
 
 def _plugin_value(key: str, value: Any) -> Any:

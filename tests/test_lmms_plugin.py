@@ -17,7 +17,7 @@ from PIL import Image
 
 from graphs.board import Board
 from graphs.context import Context
-from lmms_plugin import generation
+from lmms_plugin import generation, model_args
 from lmms_plugin.docs import DocInput, TaskRefused, read_requests
 from lmms_plugin.generation import cut_at_stops, question_of, run_context
 from lmms_plugin.model_args import PLUGIN_KEYS, ModelArgsError, parse_model_args
@@ -31,8 +31,9 @@ NANO_REGIME = {"default_overview_frames": 4, "frame_width": 128, "frame_height":
                "max_new_tokens": 256, "max_parallel": 4}  # fmt: skip
 
 
-def test_doctests():
-    assert doctest.testmod(generation).failed == 0
+@pytest.mark.parametrize("module", [generation, model_args])
+def test_doctests(module):
+    assert doctest.testmod(module).failed == 0
 
 
 # --------------------------------------------------------------------------- --model_args
@@ -102,6 +103,7 @@ def test_chat_messages_give_the_video_and_the_prompt_and_copies_are_counted(tmp_
     assert docs[0].system == "Be brief." and docs[0].gen_kwargs == {"max_new_tokens": 16}
     assert docs[0].source == {"harness": "lmms-eval", "task": "t", "split": "test",
                               "doc_id": 2, "repeat": 0}  # fmt: skip
+    assert docs[0].doc == {"q": 2}
 
 
 def test_images_given_as_pixels_are_written_once_and_several_make_a_deck(tmp_path):
@@ -111,8 +113,10 @@ def test_images_given_as_pixels_are_written_once_and_several_make_a_deck(tmp_pat
     two = [{"role": "user", "content": [{"type": "image", "url": red},
                                         {"type": "image", "url": blue},
                                         {"type": "text", "text": "Which page?"}]}]  # fmt: skip
-    first, again, deck = read_requests([chat(0, one), chat(1, one), chat(2, two)], TASKS,
+    tasks = {"t": {"test": [{"q": i, "image": red, "pages": [red, blue]} for i in range(3)]}}
+    first, again, deck = read_requests([chat(0, one), chat(1, one), chat(2, two)], tasks,
                                        tmp_path)  # fmt: skip
+    assert first.doc == {"q": 0}, "the document's pixels stay with lmms-eval"
     assert first.media == again.media and first.media.endswith(".png")
     assert Image.open(first.media).getpixel((0, 0)) == (255, 0, 0)
     pages = sorted(Path(deck.media).iterdir())
@@ -171,8 +175,11 @@ def test_release_eval_fixes_its_sampling_whatever_the_task_asks(caplog):
     with caplog.at_level(logging.WARNING):
         context = run_context(knobs, {"temperature": 0.7}, None, task="videomme")
     assert context.temperature == 0.0 and "videomme asks for temperature=0.7" in caplog.text
-    with pytest.raises(ValueError, match=r"crop_fps=2.0 \(release-eval fixes 1.0\)"):
+    with pytest.raises(ValueError, match=r"release-eval fixes crop_fps=1.0 \(--model_args set 2"):
         run_context({**knobs, "crop_fps": 2.0}, {}, None)
+    # found where --model_args are read, before lmms-eval loads a task
+    with pytest.raises(ModelArgsError, match=r"protocol=release-eval fixes temperature=0.0"):
+        parse_model_args({"protocol": "release-eval", "temperature": 0.7})
 
 
 def doc(task="videomme", text="Q?\nA. a\nB. b", index=0) -> DocInput:
