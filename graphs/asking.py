@@ -37,6 +37,7 @@ class Question:
     human: HumanMessage | None  # the message to add (the older input has none yet)
     asked: int  # human messages on the thread once this one is asked
     system: str | None = None  # a dataset's own system prompt (the release's RL rows)
+    source: dict | None = None  # where the question came from (a harness's task and doc id)
 
 
 def humans(state: State) -> list:
@@ -61,6 +62,7 @@ def next_question(state: State, ctx: Context, roots: Sequence[Path]) -> Question
             human=HumanMessage(content=text),
             asked=1,
             system=state.get("system") or None,
+            source=state.get("source") or None,
         )
     raise MediaRefused(
         "There is no new question on this thread: send a message with your question."
@@ -101,4 +103,5 @@ def _chat_question(state, ctx, roots, human, asked: int) -> Question:
         human=None,
         asked=asked,
         system=(state.get("system") or None) if first else None,
+        source=(state.get("source") or None) if first else None,
     )

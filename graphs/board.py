@@ -27,7 +27,7 @@ from graphs.sqlite_locks import BUSY_TIMEOUT_S, is_locked, retry_locked
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2  # 2: runs.owner
+SCHEMA_VERSION = 3  # 2: runs.owner; 3: runs.source
 _T = TypeVar("_T")
 RUN_STATUSES = ("running", "answered", "no_answer", "failed", "interrupted")
 
@@ -118,6 +118,7 @@ class Board:
                 "started_at": float,
                 "finished_at": float,
                 "owner": str,  # graphs.owners.Owner of a running run, as JSON
+                "source": str,  # where the question came from (a harness's task, doc id), JSON
             },
             pk="run_id",
             if_not_exists=True,
@@ -149,8 +150,11 @@ class Board:
             foreign_keys=[("run_id", "runs", "run_id")],
             if_not_exists=True,
         )
-        if "owner" not in db["runs"].columns_dict:  # a board from schema version 1
+        columns = db["runs"].columns_dict
+        if "owner" not in columns:  # a board from schema version 1
             db.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
+        if "source" not in columns:  # a board from schema version 1 or 2
+            db.execute("ALTER TABLE runs ADD COLUMN source TEXT")
         db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
         db.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
@@ -158,17 +162,25 @@ class Board:
         )
 
     def start_run(
-        self, run_id: str, *, video: str, question: str, settings: dict[str, Any], thread_id: str
+        self,
+        run_id: str,
+        *,
+        video: str,
+        question: str,
+        settings: dict[str, Any],
+        thread_id: str,
+        source: dict[str, Any] | None = None,
     ) -> None:
-        """Register a run owned by this process; a resumed run keeps its start time and notes."""
+        """Register a run owned by this process; a resumed run keeps its start time and notes.
+        `source` says where the question came from (an evaluation harness's task and doc id)."""
         with self._lock:
             if self._claim(run_id):
                 return
             self._db.execute(
                 "INSERT INTO runs (run_id, thread_id, video, question, settings, status, "
-                "started_at, owner) VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
+                "started_at, owner, source) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
                 [run_id, thread_id, video, question, json.dumps(settings, sort_keys=True),
-                 time.time(), owners.current().to_json()],
+                 time.time(), owners.current().to_json(), json.dumps(source or {}, sort_keys=True)],
             )  # fmt: skip
 
     def claim_run(self, run_id: str) -> bool:
@@ -335,4 +347,5 @@ def _ended_message(owner: owners.Owner | None) -> str:
 
 
 def _decode_run(row: dict[str, Any]) -> dict[str, Any]:
-    return {**row, "settings": json.loads(row["settings"] or "{}")}
+    decoded = {"settings": json.loads(row["settings"] or "{}")}
+    return {**row, **decoded, "source": json.loads(row.get("source") or "{}")}

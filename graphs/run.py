@@ -12,7 +12,7 @@ import asyncio
 import logging
 import uuid
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,10 +60,13 @@ async def run_question(
     run_id: str | None = None,
     thread_id: str | None = None,
     on_update: UpdateCallback | None = None,
+    source: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Run (or resume, if `thread_id` has an unfinished checkpoint) one question.
 
     A missing or unreadable video raises `agents.video.VideoError` before anything starts.
+    `source` names where the question came from (an evaluation harness's task and doc id):
+    the board's run and the trace keep it.
     An endpoint that still fails after retries returns a `failed` result, with the partial
     trace stored on the board; rerunning with the same thread id resumes from the last
     checkpoint, so finished sub-agents are not asked again. Without a checkpointer (a batch
@@ -88,6 +91,8 @@ async def run_question(
         payload["prompt"] = prompt
     if system:
         payload["system"] = system
+    if source:
+        payload["source"] = dict(source)
     if graph.checkpointer is not None and may_exist:
         snapshot = await graph.aget_state(config)
         if snapshot.next:

@@ -38,6 +38,7 @@ class Trace(TypedDict):
     options: list[str]
     kind: str | None
     settings: dict[str, Any]
+    source: dict[str, Any]  # where the question came from (a harness's task and doc id)
     overview: dict[str, Any] | None  # frame reference: video, timestamps, max_pixels
     model_calls: list[ModelCall]
     tool_calls: list[CallRecord]
@@ -75,6 +76,7 @@ def build_trace(
         options=list(values.get("options", [])),
         kind=values.get("kind"),
         settings=settings_of(context),
+        source=dict(values.get("source") or {}),
         overview=values.get("overview"),
         model_calls=model_calls,
         tool_calls=calls,

@@ -70,6 +70,7 @@ def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel | None):
             question=q.question,
             settings=settings_of(ctx),
             thread_id=thread_id,
+            source=q.source,
         )
         scanner = []
         if ctx.scanner_first:  # a call nobody typed: the scanner's window is the whole input
@@ -95,6 +96,7 @@ def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel | None):
             "kind": q.kind,
             "prompt": q.prompt,
             "system": q.system,
+            "source": q.source or {},
             "duration": info.duration,
             "media": info.codec,
             "overview": overview,
