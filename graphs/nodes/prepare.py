@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Sequence
 from dataclasses import asdict
-from pathlib import Path
 
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
@@ -15,24 +13,25 @@ from langgraph.runtime import Runtime
 
 from agents import prompts, video
 from agents.completion import ChatModel
+from agents.question_rules import QuestionRefused
 from agents.sampling import overview_count
 from graphs import offload
+from graphs.admission import MediaRefused, MediaRoots
 from graphs.asking import humans, next_question
 from graphs.board import Board
 from graphs.budget import budget_problem, served_context_length, window_frames_cap
-from graphs.chat_input import MediaRefused
 from graphs.context import Context
 from graphs.progress import report
 from graphs.state import CallRecord, State
 
 
-def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel):
+def make_prepare(board: Board, media: MediaRoots, llm: ChatModel):
     async def prepare(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict:
         ctx = runtime.context
         try:
-            q = next_question(state, ctx, roots)
+            q = await offload.files_call(next_question, state, ctx, media)
             info = await offload.probe(q.video)
-        except (MediaRefused, video.VideoError) as exc:
+        except (MediaRefused, QuestionRefused, video.VideoError) as exc:
             return refusal(state, str(exc))
         thread_id = str(config.get("configurable", {}).get("thread_id", q.run_id))
         count = overview_count(info.codec, info.duration, ctx.overview_frames)
