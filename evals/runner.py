@@ -21,7 +21,7 @@ from agents.scoring.extract import extract_answer
 from agents.video import VideoError
 from evals.costs import sample_cost, sum_costs
 from evals.lmms_layout import write_lmms_eval_files
-from evals.records import SampleLog, sample_to_json, write_json_atomic
+from evals.records import SampleLog, record_problem, sample_to_json, write_json_atomic
 from evals.results import score_records, summarize
 from evals.sample import Sample
 from evals.spec import EvalSpec
@@ -116,8 +116,9 @@ async def evaluate(
     samples = [s for s in loaded.samples if s.media not in missing][:limit]
     folder = spec.folder(out_root)
     write_json_atomic(folder / "spec.json", spec.to_json())
-    sample_log = SampleLog(folder)
+    sample_log = SampleLog(folder, check=record_problem)
     sample_log.repair()  # a torn last line (a crash mid-write) is cut off and its sample redone
+    sample_log.set_aside()  # damaged or disagreeing lines: moved aside, their samples redone
     done = {sid for sid, r in sample_log.read().items() if r["status"] == "ok"}
     todo = [(i, s) for i, s in enumerate(samples) if s.id not in done]
     if on_start:
