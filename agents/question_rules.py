@@ -28,9 +28,16 @@ class QuestionRefused(ValueError):
 
 
 def check_question(
-    question: str | None, options: Sequence[str] = (), kind: str | None = None
+    question: str | None,
+    options: Sequence[str] = (),
+    kind: str | None = None,
+    *,
+    prompt: str | None = None,
 ) -> None:
-    """Raise QuestionRefused unless the question can be asked as given.
+    """Raise QuestionRefused unless the question can be asked as given. With ``prompt`` (a
+    benchmark's own question block, sent in place of the question and its options) only the
+    prompt is sent, so only its text is checked: a benchmark's records are its own, blank
+    questions included.
 
     >>> check_question("What colour?", ["A. red", "B. blue"], "multiple_choice")
     >>> try:
@@ -40,6 +47,9 @@ def check_question(
     an option contains <|im_end|>, a chat-template control token (a turn boundary to the \
 model): write it without that token
     """
+    if prompt:
+        token_problem(prompt, "the question block")
+        return
     if not isinstance(question, str) or not question.strip():
         raise QuestionRefused(
             'the question is blank: ask something about the video, e.g. "What colour is the '
