@@ -32,9 +32,11 @@ def server(tmp_path_factory, needle_video):
     outside = Path(needle_video.path)  # exists, readable, outside the root
     os.symlink(outside, media / "link.mp4")
     os.symlink(home / "nowhere" / "gone.mp4", media / "dangling.mp4")
-    with ScriptedServer(reply) as model_server:
-        with langgraph_dev(home, model_server.base_url, media) as (url, _):
-            yield get_sync_client(url=url, timeout=120), model_server, home, outside
+    with (
+        ScriptedServer(reply) as model_server,
+        langgraph_dev(home, model_server.base_url, media) as (url, _),
+    ):
+        yield get_sync_client(url=url, timeout=120), model_server, home, outside
 
 
 def ask(client, run_input: dict, context: dict | None = None) -> dict:
@@ -78,7 +80,7 @@ def test_every_input_refuses_a_path_outside_the_roots_in_the_same_words(server):
 
 
 def test_symlinks_are_resolved_before_the_rule_applies(server):
-    client, model_server, home, _ = server
+    client, model_server, _, _ = server
     replies = {}
     for link in ("link.mp4", "dangling.mp4", "../admission0/media/../../x.mp4"):
         values = ask(client, {"messages": [{"type": "human", "content": f"{link} Colour?"}]})
@@ -89,7 +91,7 @@ def test_symlinks_are_resolved_before_the_rule_applies(server):
 
 
 def test_a_video_under_the_root_runs_by_any_input(server):
-    client, model_server, home, _ = server
+    client, _, home, _ = server
     inside = str(home / "media" / "inside.mp4")
     chat = ask(client, {"messages": [{"type": "human", "content": "inside.mp4 Colour?"}]})
     field = ask(client, {"video": inside, "question": "Colour?"})
