@@ -24,9 +24,9 @@ class StoreDamaged(RuntimeError):
 class DiskFull(RuntimeError):
     """A write found no space left on the disk; the message names the disk."""
 
-    def __init__(self, message: str, path: Path) -> None:
-        super().__init__(message)
-        self.path = path
+    def __init__(self, path: Path, todo: str = "free some space there and run the command again"):
+        self.path, self.space = path, _space(path)
+        super().__init__(f"no space left on the disk holding {path} ({self.space}): {todo}")
 
 
 def _chain(exc: BaseException | None) -> Iterator[BaseException]:
@@ -39,8 +39,10 @@ def _chain(exc: BaseException | None) -> Iterator[BaseException]:
             exc = exc.exceptions[0]
 
 
-def full_disk(exc: BaseException | None) -> bool:
-    """Whether `exc` (or what caused it) is a write that found the disk full."""
+def full_disk(exc: BaseException | None, path: str | Path | None = None) -> bool:
+    """Whether `exc` (or what caused it) is a write that found the disk full; with `path`,
+    also SQLite's "disk I/O error" when the disk holding `path` has no space left (growing
+    a WAL index on a full disk fails that way)."""
     for cause in _chain(exc):
         if isinstance(cause, DiskFull):
             return True
@@ -51,7 +53,22 @@ def full_disk(exc: BaseException | None) -> bool:
             return True
         if isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT):
             return True
+        code = getattr(cause, "sqlite_errorcode", None)
+        if path is not None and code is not None and code & 0xFF == sqlite3.SQLITE_IOERR:
+            return _free_bytes(Path(path)) < _ALMOST_FULL
     return False
+
+
+_ALMOST_FULL = 1 << 20  # less than this free: a failed write was out of space
+
+
+def _free_bytes(path: Path) -> float:
+    for place in (path, *path.parents):
+        try:
+            return shutil.disk_usage(place).free
+        except OSError:
+            continue
+    return float("inf")
 
 
 def damaged_store(exc: BaseException | None) -> bool:
@@ -69,10 +86,9 @@ def damaged_store(exc: BaseException | None) -> bool:
 
 def disk_full(path: str | Path, exc: BaseException | None = None) -> DiskFull:
     """The error to raise for a write to ``path`` that found no space."""
-    path = Path(path)
     if isinstance(exc, DiskFull):
         return exc
-    return DiskFull(f"no space left on the disk holding {path} ({_space(path)})", path)
+    return DiskFull(Path(path))
 
 
 def damaged(path: str | Path, what: str, exc: BaseException) -> StoreDamaged:
@@ -91,7 +107,7 @@ def translated(path: str | Path, what: str) -> Iterator[None]:
     try:
         yield
     except (sqlite3.DatabaseError, OSError) as exc:
-        if full_disk(exc):
+        if full_disk(exc, path):
             raise disk_full(path, exc) from exc
         if damaged_store(exc):
             raise damaged(path, what, exc) from exc
