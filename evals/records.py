@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.sample import Sample
+from graphs.store_errors import translated
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +89,9 @@ class SampleLog:
         self._repaired = False
 
     def append(self, record: dict[str, Any]) -> None:
+        """Write one record whole (a full disk is `graphs.store_errors.DiskFull`)."""
         line = json.dumps(record, ensure_ascii=False) + "\n"
-        with self._lock:
+        with self._lock, translated(self.path, "samples log"):
             if not self._repaired:
                 self._repair()
             with open(self.path, "a", encoding="utf-8") as out:
@@ -136,10 +138,10 @@ class SampleLog:
         latest, bad = self.scan()
         if bad:
             log.warning(
-                "%s: %d lines are not read (%s); `eval run` with the same options sets them "
-                "aside in %s and runs their samples again",
+                "%s: %s not read (%s); `eval run` with the same options sets them aside in "
+                "%s and runs their samples again",
                 self.path,
-                len(bad),
+                _lines(len(bad)),
                 "; ".join(map(str, bad)),
                 REJECTED_FILE,
             )
@@ -193,9 +195,9 @@ class SampleLog:
                 os.fsync(aside.fileno())
             _write_atomic(self.path, "".join(kept))
         log.warning(
-            "%s: %d lines set aside in %s, and their samples run again: %s",
+            "%s: %s set aside in %s, and their samples run again: %s",
             self.path,
-            len(bad),
+            _lines(len(bad)),
             REJECTED_FILE,
             "; ".join(map(str, bad)),
         )
@@ -203,6 +205,10 @@ class SampleLog:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self.read().values())
+
+
+def _lines(count: int) -> str:
+    return f"{count} line is" if count == 1 else f"{count} lines are"
 
 
 def _parsed(line: str, check) -> tuple[Any, str | None]:
@@ -230,20 +236,13 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def write_json_atomic(path: str | Path, data: Any) -> None:
-    """Write JSON through a temporary file and a rename: readers never see half a file."""
+    """Write JSON through a temporary file and a rename: readers never see half a file (a
+    full disk is `graphs.store_errors.DiskFull`)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=2, ensure_ascii=False, default=str)
-            out.write("\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with translated(path, "results"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+        _write_atomic(path, text)
 
 
 def sample_to_json(sample: Sample) -> dict[str, Any]:
