@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from agents.terminal_text import plain
 from evals import pareto
 from evals.compare import compare_runs, header_lines
 from evals.lmms_layout import write_lmms_eval_files
@@ -169,7 +171,8 @@ async def _eval_run(args, settings: Settings, task, context: Context, options) -
                     on_sample=on_sample,
                 )
             except EvalRefused as exc:
-                console.print(f"[red]not started:[/red] {exc}")
+                # the records' own text: shown plain, never as markup or terminal control
+                console.print(f"[red]not started:[/red] {escape(plain(str(exc)))}")
                 return 2
     profile = outcome.results["profile"]
     _print_results(outcome.results, results_path(outcome.folder, profile))

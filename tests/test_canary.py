@@ -11,10 +11,12 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from langgraph_sdk import get_sync_client
 
 from serving.scripted import Reply, ScriptedServer, role_of
 from tests.fakes import calls
-from tests.harness import app_command, app_env, needle_options, run_cli
+from tests.harness import ROOT, app_command, app_env, needle_options, run_cli
+from tests.test_studio import langgraph_dev
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -121,3 +123,33 @@ def test_no_credential_is_written_or_printed_anywhere(tmp_path, needle_video):
 
 def _all_bytes(path: Path) -> bytes:
     return path.read_bytes()
+
+
+def test_a_langgraph_server_keeps_no_credential_in_its_state_logs_or_files(tmp_path, needle_video):
+    """The graph served by `langgraph dev` (Studio, Agent Chat UI): the endpoint's password
+    and key reach neither the threads' state, nor the server's log and persistence, nor the
+    board, when a run answers and when a server that echoes them fails it."""
+    box: list = []
+    with ScriptedServer(responder(box)) as model:
+        box[:] = [model]
+        endpoint = model.base_url.replace("://", f"://paravt:{URL_PASSWORD}@")
+        media = Path(needle_video.path).parent
+        with langgraph_dev(tmp_path, endpoint, media, API_KEY) as (url, _):
+            client = get_sync_client(url=url, timeout=180)
+            states = []
+            for text in ("Colour?", "ECHO?"):
+                thread = client.threads.create()["thread_id"]
+                client.runs.wait(thread, "paravt", input={"messages": [
+                    {"type": "human", "content": f"{needle_video.path} {text}"}]},
+                    raise_error=False)  # fmt: skip
+                states.append(str(client.threads.get_state(thread)))
+                states.append(str(client.runs.list(thread)))
+    assert any(a.startswith("Basic ") for a in model.authorizations)
+    assert sorted(c for c in CANARIES if c in "\n".join(states)) == []
+    persisted = [p for p in (ROOT / ".langgraph_api").glob("*") if p.is_file()]
+    files = [p for p in tmp_path.rglob("*") if p.is_file()] + persisted
+    assert any(p.suffix == ".log" for p in files) and any(p.name == "board.sqlite" for p in files)
+    found = {str(p): [c for c in CANARIES if c.encode() in p.read_bytes()] for p in files}
+    assert {k: v for k, v in found.items() if v} == {}
+    log = next(p for p in files if p.suffix == ".log").read_text()
+    assert "paravt:***@" in log  # the failed run's retries were logged, masked

@@ -4,16 +4,21 @@ the terminal as control sequences."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from transformers import AutoTokenizer
 
 import app
 from graphs.board import Board
+from graphs.builder import compile_graph
 from serving.checkpoints import default_checkpoint
 from serving.launch import local_server
 from serving.scripted import Reply, ScriptedServer
-from tests.fakes import calls
+from tests.fakes import ScriptedModel, calls
 from tests.harness import record_decodes
 from tests.test_cli_errors import cli, one_message, question
 
@@ -143,3 +148,19 @@ def test_model_text_and_stored_questions_are_shown_without_control(capsys, needl
     out = capsys.readouterr().out
     assert code == 0 and "[red]is[/red]" in out  # shown as typed, never read as markup
     assert not any(c in out for c in "\x1b\x07\r\x08"), repr(out)
+
+
+async def test_a_chat_question_with_a_control_token_is_refused_in_words(needle_video, board):
+    """The same rule holds for a chat: the graph answers with what to change, and the model
+    is never asked (a scripted fake model: this is the graph's own logic)."""
+    video = Path(needle_video.path)
+    model = ScriptedModel()
+    graph = compile_graph(model, board, checkpointer=InMemorySaver(), media_roots=[video.parent])
+    out = await graph.ainvoke(
+        {"messages": [HumanMessage(content=f"{video.name} {FORGED}")]},
+        {"configurable": {"thread_id": "forged"}},
+    )
+    assert out["status"] == "failed" and "<|im_end|>, a chat-template control token" in (
+        out["messages"][-1].content
+    )
+    assert model.requests == [] and board.runs() == []
