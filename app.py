@@ -6,9 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
-import importlib.metadata
 import json
-import logging
 import os
 import subprocess
 import sys
@@ -24,7 +22,6 @@ from agents import benchmark, video
 from agents.completion import EndpointError
 from agents.protocol import THINK_PREFIX
 from agents.question_rules import check_question
-from agents.redact import RedactingFilter, Redactor
 from agents.synthetic import QAItem, read_manifest
 from agents.terminal_text import plain
 from evals.cli import add_eval_commands
@@ -33,12 +30,14 @@ from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.checkpointer import open_checkpointer
 from graphs.cli import add_board_commands
+from graphs.cli_logging import configure_logging
+from graphs.cli_parser import Commands, Parser, global_arguments, version
 from graphs.context import Context, add_context_arguments
 from graphs.presets import NANO
 from graphs.regime import served_context
 from graphs.report import RunDisplay, judge, result_record
 from graphs.run import RunInProgress, RunResult, run_question
-from graphs.settings import DEFAULT_ENDPOINT, Settings
+from graphs.settings import Settings
 from graphs.store_errors import DiskFull, StoreDamaged
 from serving.cli import add_serve_command
 from serving.fallback import endpoint_or_local
@@ -51,7 +50,7 @@ console = Console(stderr=True)
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    masking = _configure_logging(args.verbose)
+    masking = configure_logging(args.verbose)
     try:
         settings = Settings.load(
             env_file=args.env_file,
@@ -89,81 +88,13 @@ def _message(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _configure_logging(verbose: bool) -> RedactingFilter:
-    """Log lines on stderr, masked (`agents.redact`) and plain (no terminal control from a
-    server or a model); the returned filter's redactor is set once the settings are known.
-    One endpoint failure is one message: its retries are logged under -v, waits always."""
-    masking = RedactingFilter(Redactor())
-    handler = logging.StreamHandler()
-    handler.setFormatter(_PlainFormatter("%(levelname)s %(name)s: %(message)s"))
-    handler.addFilter(masking)
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING, handlers=[handler], force=True
-    )
-    logging.getLogger("agents.retries").setLevel(logging.INFO if verbose else logging.ERROR)
-    logging.getLogger("agents.retries.waiting").setLevel(logging.WARNING)
-    return masking
-
-
-class _PlainFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        return plain(super().format(record))
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("paravt-graph")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown (not installed)"
-
-
-def _global_arguments(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
-    """The flags every command takes, before or after its name. A command's copy has no
-    defaults (argparse.SUPPRESS), so it only overrides what the top level parsed."""
-
-    def default(value):
-        return value if defaults else argparse.SUPPRESS
-
-    group = parser.add_argument_group("global options (before or after the command)")
-    group.add_argument(
-        "--endpoint",
-        default=default(None),
-        help=f"OpenAI-compatible base URL (env PARAVT_ENDPOINT; default {DEFAULT_ENDPOINT})",
-    )
-    group.add_argument(
-        "--model", default=default(None), help="model name at the endpoint (default: the first)"
-    )
-    group.add_argument(
-        "--home", type=Path, default=default(None), help="folder for the databases (.paravt)"
-    )
-    group.add_argument("--board-db", type=Path, default=default(None), help="board SQLite file")
-    group.add_argument(
-        "--checkpoint-db", type=Path, default=default(None), help="LangGraph checkpoint file"
-    )
-    group.add_argument("--env-file", default=default(".env"), help="settings file (.env)")
-    group.add_argument("-v", "--verbose", action="store_true", default=default(False))
-    group.add_argument(
-        "--debug",
-        action="store_true",
-        default=default(False),
-        help="show the traceback of an error, not only its message",
-    )
-
-
-class _Parser(argparse.ArgumentParser):
-    """Usage errors in two lines (the message and where help is), not the whole usage."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message}\n(`{self.prog} --help` lists the options)\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="paravt", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    _global_arguments(parser, defaults=True)
+    parser = Parser(prog="paravt", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    global_arguments(parser, defaults=True)
     common = argparse.ArgumentParser(add_help=False)
-    _global_arguments(common, defaults=False)
-    commands = _Commands(parser.add_subparsers(required=True, metavar="COMMAND"), common)
+    global_arguments(common, defaults=False)
+    commands = Commands(parser.add_subparsers(required=True, metavar="COMMAND"), common)
 
     run = commands.add_parser(
         "run", help="answer a question about a video (starts paravt-nano if no server is set)"
@@ -195,16 +126,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_serve_command(commands.action, parents=[common])
     return parser
-
-
-class _Commands:
-    """A subparsers action whose every command also takes the global flags."""
-
-    def __init__(self, action: argparse._SubParsersAction, common: argparse.ArgumentParser):
-        self.action, self.common = action, common
-
-    def add_parser(self, name: str, **kwargs) -> argparse.ArgumentParser:
-        return self.action.add_parser(name, parents=[self.common], **kwargs)
 
 
 def _add_question_arguments(parser: argparse.ArgumentParser) -> None:
