@@ -15,6 +15,7 @@ from typing import Any
 from agents import frame_store, video
 from agents.completion import ChatModel, Completion
 from agents.decode_pool import decode_processes
+from agents.question_rules import QuestionRefused
 from agents.requests import ModelRequest
 from agents.sampling import overview_count
 from agents.scoring.extract import extract_answer
@@ -225,6 +226,9 @@ async def _run_sample(
     except VideoError as exc:
         log.warning("sample %s: %s", sample.id, exc)
         return {**record, **failed, "error": f"media: {exc}"}
+    except QuestionRefused as exc:  # a control token in a record's prompt: never sent
+        log.warning("sample %s: %s", sample.id, exc)
+        return {**record, **failed, "error": f"question: {exc}"}
     wall = time.perf_counter() - start
     costs = [sample_cost(r.trace, wall) for r in results if r.trace]
     cost = sum_costs(costs) if costs else None
