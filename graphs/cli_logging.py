@@ -22,12 +22,19 @@ def configure_logging(verbose: bool) -> RedactingFilter:
     handler = logging.StreamHandler()
     handler.setFormatter(PlainFormatter("%(levelname)s %(name)s: %(message)s"))
     handler.addFilter(masking)
+    if not verbose:
+        handler.addFilter(_quiet_retries)
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING, handlers=[handler], force=True
     )
-    logging.getLogger("agents.retries").setLevel(logging.INFO if verbose else logging.ERROR)
-    logging.getLogger("agents.retries.waiting").setLevel(logging.WARNING)
     return masking
+
+
+def _quiet_retries(record: logging.LogRecord) -> bool:
+    """Whether the handler shows `record` without -v: not a retry line (its failure ends in
+    one message), but a wait for the endpoint, which a user must see. A filter on this
+    command's handler, so other handlers (a test's log capture) still get every record."""
+    return record.name != "agents.retries"
 
 
 class PlainFormatter(logging.Formatter):
