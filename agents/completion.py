@@ -102,6 +102,15 @@ class EndpointError(RuntimeError):
         self.attempts = attempts
         self.kind = kind
 
+    @property
+    def resumable(self) -> bool:
+        """Whether the same request can succeed when tried again: after the server was down,
+        slow, overloaded or garbled, or with the key, endpoint or model set right; not when
+        it refused the request itself (a 400, 413 or 422: resending changes nothing)."""
+        if self.kind != "status" or self.status is None:
+            return True
+        return not 400 <= self.status < 500 or self.status in (401, 403, 404, 408, 409, 429)
+
     def __reduce__(self) -> tuple[Any, ...]:  # keep keyword fields across pickling
         kwargs = {
             "base_url": self.base_url,

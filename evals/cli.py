@@ -9,13 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from agents.terminal_text import plain
 from evals import pareto
 from evals.compare import compare_runs, header_lines
 from evals.lmms_layout import write_lmms_eval_files
-from evals.records import SampleLog, write_json_atomic
+from evals.records import SampleLog, record_problem, write_json_atomic
 from evals.results import score_records, summarize
 from evals.runner import EvalRefused, evaluate, results_path
 from evals.spec import EvalSpec
@@ -123,12 +125,12 @@ def cmd_eval_run(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _eval_run(args, settings: Settings, task, context: Context, options) -> int:
     given = {f.name for f in fields(Context) if getattr(args, f.name, None) is not None}
-    refused = protocol_refusal(context, given, await served_regime(settings.endpoint))
-    if refused:
-        console.print(f"[red]not started:[/red] {refused}")
-        return 2
-    context = effective(context)  # the spec records the settings the run really has
     async with settings.chat_model() as llm:
+        refused = protocol_refusal(context, given, await served_regime(llm))
+        if refused:
+            console.print(f"[red]not started:[/red] {refused}")
+            return 2
+        context = effective(context)  # the spec records the settings the run really has
         model = await llm.model_name()
         spec = EvalSpec(
             task=task.name,
@@ -179,7 +181,8 @@ async def _eval_run(args, settings: Settings, task, context: Context, options) -
                     on_sample=on_sample,
                 )
             except EvalRefused as exc:
-                console.print(f"[red]not started:[/red] {exc}")
+                # the records' own text: shown plain, never as markup or terminal control
+                console.print(f"[red]not started:[/red] {escape(plain(str(exc)))}")
                 return 2
     profile = outcome.results["profile"]
     _print_results(outcome.results, results_path(outcome.folder, profile))
@@ -193,7 +196,7 @@ def cmd_eval_rescore(args: argparse.Namespace, settings: Settings) -> int:
         known = ", ".join(task.profiles)
         console.print(f"[red]error:[/red] {task.name} has profiles {known}")
         return 2
-    records = score_records(task, list(SampleLog(args.run_dir)), args.profile)
+    records = score_records(task, list(SampleLog(args.run_dir, check=record_problem)), args.profile)
     results = summarize(task, spec, records, args.profile)
     path = results_path(args.run_dir, args.profile)
     write_json_atomic(path, results)

@@ -16,13 +16,14 @@ from agents import frame_store, video
 from agents.completion import ChatModel, Completion
 from agents.decode_pool import decode_processes
 from agents.protocols import get_protocol
+from agents.question_rules import QuestionRefused
 from agents.requests import ModelRequest
 from agents.sampling import overview_times
 from agents.scoring.extract import extract_answer
 from agents.video import VideoError
 from evals.costs import sample_cost, sum_costs
 from evals.lmms_layout import write_lmms_eval_files
-from evals.records import SampleLog, sample_to_json, write_json_atomic
+from evals.records import SampleLog, record_problem, sample_to_json, write_json_atomic
 from evals.release_prompts import RELEASE_PROMPTS, release_prompt
 from evals.results import score_records, summarize
 from evals.sample import Sample
@@ -142,8 +143,9 @@ async def evaluate(
     samples = [s for s in loaded.samples if s.media not in missing][:limit]
     folder = spec.folder(out_root)
     write_json_atomic(folder / "spec.json", spec.to_json())
-    sample_log = SampleLog(folder)
+    sample_log = SampleLog(folder, check=record_problem)
     sample_log.repair()  # a torn last line (a crash mid-write) is cut off and its sample redone
+    sample_log.set_aside()  # damaged or disagreeing lines: moved aside, their samples redone
     done = {sid for sid, r in sample_log.read().items() if r["status"] == "ok"}
     todo = [(i, s) for i, s in enumerate(samples) if s.id not in done]
     if on_start:
@@ -248,6 +250,9 @@ async def _run_sample(
     except VideoError as exc:
         log.warning("sample %s: %s", sample.id, exc)
         return {**record, **failed, "error": f"media: {exc}"}
+    except QuestionRefused as exc:  # a control token in a record's prompt: never sent
+        log.warning("sample %s: %s", sample.id, exc)
+        return {**record, **failed, "error": f"question: {exc}"}
     wall = time.perf_counter() - start
     costs = [sample_cost(r.trace, wall) for r in results if r.trace]
     cost = sum_costs(costs) if costs else None

@@ -24,6 +24,7 @@ import sqlite_utils
 
 from graphs import owners
 from graphs.sqlite_locks import BUSY_TIMEOUT_S, is_locked, retry_locked
+from graphs.store_errors import translated
 
 log = logging.getLogger(__name__)
 
@@ -70,21 +71,28 @@ class Board:
         mark_stale: bool = True,
     ):
         """Open (creating if needed) the board at `path`; with `mark_stale`, runs left
-        `running` by ended processes are marked `interrupted` on opening."""
+        `running` by ended processes are marked `interrupted` on opening. A file that is not
+        a board, or a disk with no room for it, is an error that says what to do
+        (`graphs.store_errors`)."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.busy_timeout_s = busy_timeout_s
-        conn = sqlite3.connect(self.path, check_same_thread=False, timeout=busy_timeout_s)
-        self._db = sqlite_utils.Database(conn)
         self._lock = threading.RLock()  # reentrant: `at_once` holds it around a method
-        retry_locked(self._open_schema, busy_timeout_s)
-        # WAL with NORMAL sync: a commit survives the process being killed, and only an OS
-        # crash or power loss can drop the last few, never corrupt the file. FULL would
-        # fsync every note on a run's path (0.3-3 ms each here); an eval's own record,
-        # samples.jsonl, is fsynced line by line.
-        conn.execute("PRAGMA synchronous=NORMAL")
-        if mark_stale:
-            self.mark_stale_interrupted()
+        with translated(self.path, "board"):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, check_same_thread=False, timeout=busy_timeout_s)
+            self._db = sqlite_utils.Database(conn)
+            try:
+                retry_locked(self._open_schema, busy_timeout_s)
+                # WAL with NORMAL sync: a commit survives the process being killed, and only
+                # an OS crash or power loss can drop the last few, never corrupt the file.
+                # FULL would fsync every note on a run's path (0.3-3 ms each here); an eval's
+                # own record, samples.jsonl, is fsynced line by line.
+                conn.execute("PRAGMA synchronous=NORMAL")
+                if mark_stale:
+                    self.mark_stale_interrupted()
+            except BaseException:
+                conn.close()
+                raise
 
     def _open_schema(self) -> None:
         """WAL, then the tables in one IMMEDIATE transaction: the first of several processes

@@ -19,6 +19,7 @@ from langgraph.runtime import Runtime
 
 from graphs.board import Board
 from graphs.context import Context, effective
+from graphs.store_errors import full_disk
 from graphs.traces import build_trace
 
 log = logging.getLogger(__name__)
@@ -61,5 +62,8 @@ async def _end(board: Board, payload, args, kwargs, status: str, error: str) -> 
             )
         else:
             await asyncio.to_thread(board.release_run, run_id, status=status, error=error)
-    except Exception:  # the board must not hide the run's own error
-        log.exception("could not record run %s as %s", run_id, status)
+    except Exception as exc:  # the board must not hide the run's own error
+        if full_disk(exc):  # the run's own error says so, once
+            log.info("could not record run %s as %s: the disk is full", run_id, status)
+        else:
+            log.exception("could not record run %s as %s", run_id, status)

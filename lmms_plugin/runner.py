@@ -121,7 +121,7 @@ async def answer(
     """Run every document through the graph against `endpoint` (`llm` its client); the
     settings of each task are fitted to the served model first, and a task its protocol
     cannot serve is refused (TaskRefused, ValueError) before any document runs."""
-    regime = await served_regime(endpoint)
+    regime = await served_regime(llm)
     contexts: dict[str, Context] = {}
     plans = []
     for doc in docs:

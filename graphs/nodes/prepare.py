@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Sequence
-from pathlib import Path
 
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
@@ -15,25 +13,26 @@ from langgraph.runtime import Runtime
 from agents import prompts, video
 from agents.completion import ChatModel
 from agents.protocols import get_protocol
+from agents.question_rules import QuestionRefused
 from agents.sampling import overview_times
 from graphs import offload
+from graphs.admission import MediaRefused, MediaRoots
 from graphs.asking import humans, next_question
 from graphs.board import Board
 from graphs.budget import budget_problem, served_context_length, window_frames_cap
-from graphs.chat_input import MediaRefused
 from graphs.context import Context, effective, settings_of
 from graphs.progress import report
 from graphs.state import CallRecord, State
 
 
-def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel | None):
+def make_prepare(board: Board, media: MediaRoots, llm: ChatModel | None):
     async def prepare(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict:
         ctx = effective(runtime.context)
         protocol = get_protocol(ctx.protocol)
         try:
-            q = next_question(state, ctx, roots)
+            q = await offload.files_call(next_question, state, ctx, media)
             info = await offload.probe(q.video)
-        except (MediaRefused, video.VideoError) as exc:
+        except (MediaRefused, QuestionRefused, video.VideoError) as exc:
             return refusal(state, str(exc))
         refused = protocol.refusal(ctx, media=info.codec)
         if refused:
