@@ -25,18 +25,23 @@ def encode_frames(
     max_pixels: int,
     region: tuple[float, float] | None = None,
     sampling: str = "exact",
+    look: tuple[tuple[int, int], str] | None = None,
 ) -> tuple[Frame, ...]:
     """Cached decode_frames for prompt-time rendering: made once per (file, times, budget).
 
     Keyed by resolved path, mtime and size; `FRAME_CACHE.set_disk_dir(...)` (or the
-    PARAVT_FRAME_CACHE variable) keeps the frames across processes and reruns.
+    PARAVT_FRAME_CACHE variable) keeps the frames across processes and reruns. `look` is an
+    exact (width, height) and encoding (`agents.frame_encoding`) instead of the pixel budget.
     """
-    p, times, band, key = _frames_key(path, timestamps, max_pixels, region, sampling)
+    p, times, band, key = _frames_key(path, timestamps, max_pixels, region, sampling, look)
+    options = {"size": look[0], "encoding": look[1]} if look else {}
 
     def make() -> tuple[Frame, ...]:
         FRAME_CACHE.stats["frames_decoded"] += len(times)
         decode = DECODE_POOL.decode if DECODE_POOL is not None else decode_frames
-        return tuple(decode(p, times, max_pixels=max_pixels, region=band, sampling=sampling))
+        return tuple(
+            decode(p, times, max_pixels=max_pixels, region=band, sampling=sampling, **options)
+        )
 
     return FRAME_CACHE.get_or_make(
         key,
@@ -52,10 +57,12 @@ def cached_frames(
     max_pixels: int,
     region: tuple[float, float] | None = None,
     sampling: str = "exact",
+    look: tuple[tuple[int, int], str] | None = None,
 ) -> tuple[Frame, ...] | None:
     """`encode_frames`' frames if they are in memory now, else None: a ``stat`` of the file
     and a lookup, never a decode."""
-    return FRAME_CACHE.peek(_frames_key(path, timestamps, max_pixels, region, sampling)[-1])
+    key = _frames_key(path, timestamps, max_pixels, region, sampling, look)[-1]
+    return FRAME_CACHE.peek(key)
 
 
 def ref_frames(ref: Mapping[str, Any], *, cached_only: bool = False) -> tuple[Frame, ...] | None:
@@ -64,16 +71,18 @@ def ref_frames(ref: Mapping[str, Any], *, cached_only: bool = False) -> tuple[Fr
     region = tuple(ref["region"]) if ref.get("region") else None
     args = (ref["video"], tuple(ref["timestamps"]), ref["max_pixels"], region)
     sampling = ref.get("sampling", "exact")
-    return (cached_frames if cached_only else encode_frames)(*args, sampling=sampling)
+    look = (tuple(ref["size"]), ref.get("encoding", "area")) if ref.get("size") else None
+    return (cached_frames if cached_only else encode_frames)(*args, sampling=sampling, look=look)
 
 
-def _frames_key(path, timestamps, max_pixels, region, sampling):
+def _frames_key(path, timestamps, max_pixels, region, sampling, look=None):
     """(resolved path, times, band, cache key) of a frame set."""
     p, st = resolve(path)
     times = tuple(float(t) for t in timestamps)
     band = tuple(float(r) for r in region) if region is not None else None
     key = (str(p), st.st_mtime_ns, st.st_size, times, max_pixels) + ((band,) if band else ())
-    return p, times, band, key + ((sampling,) if sampling != "exact" else ())
+    key += (sampling,) if sampling != "exact" else ()
+    return p, times, band, key + ((look,) if look else ())
 
 
 def _dump_frames(frames: tuple[Frame, ...]) -> list[tuple[dict, bytes]]:
@@ -91,6 +100,7 @@ def data_url(frame: Frame) -> str:
     reuse its encoding, ``agents.wire_json``)."""
     url = frame.__dict__.get("_data_url")
     if url is None:
-        url = "data:image/jpeg;base64," + base64.b64encode(frame.jpeg).decode("ascii")
+        kind = "png" if frame.jpeg.startswith(b"\x89PNG") else "jpeg"  # qwen-png frames
+        url = f"data:image/{kind};base64," + base64.b64encode(frame.jpeg).decode("ascii")
         frame.__dict__["_data_url"] = url  # a frozen dataclass still has a __dict__
     return url

@@ -20,6 +20,7 @@ QuestionKind = Literal["multiple_choice", "grounding", "open_ended"]
 Dispatch = Literal["parallel", "sequential", "none"]
 
 FRAMES_PART = "frames"
+VIDEO_PART = "video"  # a whole video a server decodes itself: sent as a file:// video_url
 
 CROP_VIDEO_SCHEMA: dict[str, Any] = {
     "type": "function",
@@ -96,18 +97,18 @@ STILL_HINTS = {
 }
 
 
-def main_system_prompt(dispatch: Dispatch, max_parallel: int, media: str = "video") -> str:
-    """The main agent's system prompt; it describes the crop tool unless dispatch is `none`,
-    and how its windows map onto pages or image regions for still media."""
+def main_system_prompt(calls_per_turn: int, media: str = "video") -> str:
+    """The main agent's system prompt; it describes the crop tool unless no call is served
+    (``calls_per_turn`` 0: dispatch none), and how its windows map onto pages or image
+    regions for still media."""
     base = (
         "You are a video analyst. You see frames sampled from a long video, each preceded "
         "by its absolute time, and answer a question about the video. Think step by step "
         "inside <think></think> before you act."
     )
-    if dispatch == "none":
+    if calls_per_turn == 0:
         return f"{base} Then give your final answer inside <answer></answer>."
-    limit = 1 if dispatch == "sequential" else max_parallel
-    calls = "one call" if limit == 1 else f"up to {limit} calls in parallel"
+    calls = "one call" if calls_per_turn == 1 else f"up to {calls_per_turn} calls in parallel"
     return (
         f"{base}\n\nYou may inspect time windows with this tool:\n<tools>\n"
         f"{json.dumps(CROP_VIDEO_SCHEMA)}\n</tools>\n\n"
@@ -214,6 +215,10 @@ def expand_frames(
         if isinstance(content, list):
             parts: list[dict[str, Any]] = []
             for part in content:
+                if part.get("type") == VIDEO_PART:
+                    url = {"url": f"file://{part['video']}"}
+                    parts.append({"type": "video_url", "video_url": url})
+                    continue
                 if part.get("type") != FRAMES_PART:
                     parts.append(dict(part))
                     continue
@@ -232,9 +237,13 @@ def _frame_parts(ref: Mapping[str, Any], cached_only: bool) -> list[dict[str, An
         return None
     region = tuple(ref["region"]) if ref.get("region") else None
     info = video.probe(ref["video"])
+    labels = ref.get("labels", ())  # absent: each frame's own label; None: no labels
     parts: list[dict[str, Any]] = []
-    for frame in frames:
-        parts.append(text_part(video.frame_label(info, frame.timestamp, region)))
+    for position, frame in enumerate(frames):
+        if labels:
+            parts.append(text_part(video.timestamp_text(labels[position])))
+        elif labels is not None:
+            parts.append(text_part(video.frame_label(info, frame.timestamp, region)))
         parts.append({"type": "image_url", "image_url": {"url": frame_store.data_url(frame)}})
     return parts
 

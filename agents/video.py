@@ -15,10 +15,9 @@ from functools import lru_cache
 from pathlib import Path
 
 import av
-import cv2
-import numpy as np
 
 from agents import stills
+from agents.frame_encoding import ENCODINGS, Encoder, encode_bgr
 from agents.sampling import fit_pixels, nearest_time
 
 # Re-exported: callers probe, sample and decode through one module.
@@ -58,16 +57,6 @@ class Frame:
     width: int
     height: int
     jpeg: bytes = field(repr=False)
-
-
-def _encode(bgr: np.ndarray, size: tuple[int, int], quality: int) -> bytes:
-    """Resize (INTER_AREA) and JPEG-encode a BGR image."""
-    if (bgr.shape[1], bgr.shape[0]) != size:
-        bgr = cv2.resize(bgr, size, interpolation=cv2.INTER_AREA)
-    ok, buf = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, quality])
-    if not ok:
-        raise RuntimeError(f"OpenCV failed to JPEG-encode a {size[0]}x{size[1]} frame")
-    return buf.tobytes()
 
 
 def _check_times(info: VideoInfo, timestamps: Sequence[float]) -> list[float]:
@@ -161,7 +150,7 @@ def _nearest_frames(
 
 
 def _decode_pyav(
-    info: VideoInfo, times: list[float], size: tuple[int, int], quality: int
+    info: VideoInfo, times: list[float], encoder: Encoder
 ) -> dict[float, tuple[float, bytes]]:
     """Map each distinct requested time to (frame time, JPEG) of the nearest decoded frame."""
     out: dict[float, tuple[float, bytes]] = {}
@@ -170,7 +159,7 @@ def _decode_pyav(
         try:
             for t, frame, ft in _nearest_frames(container, info, sorted(set(times))):
                 if last is None or last[0] != ft:
-                    last = (ft, _encode(frame.to_ndarray(format="bgr24"), size, quality))
+                    last = (ft, encoder.frame(frame))
                 out[t] = last
         except av.FFmpegError as e:
             raise VideoError(
@@ -180,7 +169,7 @@ def _decode_pyav(
 
 
 def _decode_decord(
-    info: VideoInfo, times: list[float], size: tuple[int, int], quality: int
+    info: VideoInfo, times: list[float], encoder: Encoder
 ) -> dict[float, tuple[float, bytes]]:
     """Same contract as _decode_pyav, through decord's frame index (nearest frame by time)."""
     try:
@@ -196,8 +185,7 @@ def _decode_decord(
         j = bisect.bisect_left(starts, t)
         if j == len(starts) or (j > 0 and t - starts[j - 1] < starts[j] - t):
             j -= 1
-        bgr = cv2.cvtColor(reader[j].asnumpy(), cv2.COLOR_RGB2BGR)
-        out[t] = (float(starts[j]), _encode(bgr, size, quality))
+        out[t] = (float(starts[j]), encoder.rgb(reader[j].asnumpy()))
     return out
 
 
@@ -232,7 +220,7 @@ def snap_to_keyframes(path: str | os.PathLike, timestamps: Sequence[float]) -> l
 
 
 def _decode_keyframes(
-    info: VideoInfo, times: list[float], size: tuple[int, int], quality: int
+    info: VideoInfo, times: list[float], encoder: Encoder
 ) -> dict[float, tuple[float, bytes]]:
     """Map each time to (keyframe time, JPEG) of its nearest keyframe, decoding that frame
     alone: a seek to it, its one packet, and a drain."""
@@ -255,8 +243,7 @@ def _decode_keyframes(
                     f"{info.path}: cannot decode its keyframe at {key:.3f} s ({e!r}); "
                     f"{DOWNLOAD_HINT}, or {REENCODE_HINT}"
                 ) from e
-            bgr = frame.to_ndarray(format="bgr24")
-            decoded[key] = (float(frame.pts * tb) - start, _encode(bgr, size, quality))
+            decoded[key] = (float(frame.pts * tb) - start, encoder.frame(frame))
     return {t: decoded[key] for t, key in wanted.items()}
 
 
@@ -269,17 +256,23 @@ def decode_frames(
     jpeg_quality: int = 85,
     region: Sequence[float] | None = None,
     sampling: str = "exact",
+    size: tuple[int, int] | None = None,
+    encoding: str = "area",
 ) -> list[Frame]:
     """Decode the frame nearest each timestamp (s), resized to max_pixels, in request order.
 
     `region` (start, end) selects a band of a still image's height (see agents.stills).
     `sampling="keyframe"` decodes the keyframe nearest each time instead (pyav only): far
     less work on long videos; each Frame's `timestamp` is the keyframe's real time.
+    `size` (width, height) replaces the max_pixels fit, and `encoding` names how frames are
+    resized and encoded (`agents.frame_encoding`: "qwen" is qwen-vl-utils' bicubic and PIL JPEG).
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown video backend {backend!r}; use one of {BACKENDS}")
     if sampling not in SAMPLINGS:
         raise ValueError(f"unknown frame sampling {sampling!r}; use one of {SAMPLINGS}")
+    if encoding not in ENCODINGS:
+        raise ValueError(f"unknown frame encoding {encoding!r}; use one of {ENCODINGS}")
     info = probe(path)
     times = _check_times(info, timestamps)
     if not times:
@@ -292,17 +285,18 @@ def decode_frames(
                 times,
                 region=region,
                 fit=lambda w, h: fit_pixels(w, h, max_pixels),
-                encode=lambda image, size: _encode(image, size, jpeg_quality),
+                encode=lambda image, size: encode_bgr(image, size, jpeg_quality),
             )
         except ValueError as exc:
             raise VideoError(str(exc)) from exc
         return [Frame(found[t][0], t, found[t][2], found[t][3], found[t][1]) for t in times]
-    size = fit_pixels(info.width, info.height, max_pixels)
+    size = tuple(size) if size else fit_pixels(info.width, info.height, max_pixels)
+    encoder = Encoder(encoding, size, jpeg_quality)
     if sampling == "keyframe":
         decode = _decode_keyframes
     else:
         decode = _decode_pyav if backend == "pyav" else _decode_decord
-    found = decode(info, times, size, jpeg_quality)
+    found = decode(info, times, encoder)
     log.debug("decoded %d frames from %s at %dx%d", len(found), info.path, *size)
     return [Frame(found[t][0], t, size[0], size[1], found[t][1]) for t in times]
 

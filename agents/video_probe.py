@@ -129,6 +129,53 @@ def _probe_cached(path: str, mtime_ns: int, size: int) -> VideoInfo:
     return info
 
 
+@dataclass(frozen=True)
+class FrameTable:
+    """Every frame of a video in presentation order, from its packets (nothing is decoded):
+    the frame count and average rate a scanning decoder (torchcodec, decord) reports, and each
+    frame's time from the stream's start, so that frame k can be asked for by time."""
+
+    times: tuple[float, ...]
+    fps: float  # frames / (end of the last frame - start of the first)
+
+    @property
+    def count(self) -> int:
+        return len(self.times)
+
+
+@lru_cache(maxsize=256)
+def _frame_table_cached(path: str, mtime_ns: int, size: int) -> FrameTable:
+    with open_container(Path(path)) as container:
+        stream = video_stream(container, path)
+        tb = stream.time_base
+        pts, end = [], None
+        try:
+            for packet in container.demux(stream):
+                if packet.pts is None:
+                    continue
+                pts.append(packet.pts)
+                stop = packet.pts + (packet.duration or 0)
+                end = stop if end is None else max(end, stop)
+        except av.FFmpegError as e:
+            raise VideoError(f"{path} is corrupt or truncated ({e}); {REENCODE_HINT}") from e
+    if not pts:
+        raise VideoError(f"{path} has no video frames; {REENCODE_HINT}")
+    pts.sort()
+    first = pts[0]
+    span = float((end - first) * tb)
+    if span <= 0:
+        raise VideoError(f"{path} has frames without durations; {REENCODE_HINT}")
+    start = start_seconds(stream)
+    times = tuple(float(p * tb) - start for p in pts)
+    return FrameTable(times, len(pts) / span)
+
+
+def frame_table(path: str | os.PathLike) -> FrameTable:
+    """The video's frames by index (cached per file version); a still has none."""
+    p, st = resolve(path)
+    return _frame_table_cached(str(p), st.st_mtime_ns, st.st_size)
+
+
 def _probe_still(p: Path) -> VideoInfo:
     try:
         duration, width, height, codec = stills.probe(p)

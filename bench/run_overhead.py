@@ -94,7 +94,6 @@ async def one_run(
     the graph) happens once per CLI invocation; the run is `run_question`."""
     began = time.perf_counter()
     args = SimpleNamespace()  # no flags given: every setting from the base context
-    context = await served_context(args, Context(overview_frames=64, max_parallel=k), base_url)
     board = Board(work / "board.sqlite")
     http = default_http_client(event_hooks={"request": [recorder]})  # the client's own default
     display = RunDisplay(Console(file=io.StringIO()))
@@ -102,6 +101,7 @@ async def one_run(
         OpenAIChatModel(base_url, http_client=http) as llm,
         open_checkpointer(work / "checkpoints.sqlite") as saver,
     ):
+        context = await served_context(args, Context(overview_frames=64, max_parallel=k), llm)
         warm = asyncio.create_task(llm.warm_up(THINK_PREFIX if context.think_prefix else None))
         graph = compile_graph(llm, board, checkpointer=saver)
         await warm

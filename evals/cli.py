@@ -4,25 +4,30 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from agents.terminal_text import plain
 from evals import pareto
 from evals.compare import compare_runs, header_lines
 from evals.lmms_layout import write_lmms_eval_files
-from evals.records import SampleLog, write_json_atomic
+from evals.records import SampleLog, record_problem, write_json_atomic
 from evals.results import score_records, summarize
 from evals.runner import EvalRefused, evaluate, results_path
 from evals.spec import EvalSpec
-from evals.study import STUDY_CONFIGS, run_study
+from evals.study import run_study
+from evals.study_configs import STUDY_CONFIGS
+from evals.table1_cli import add_table1_command
 from evals.tasks import TASKS, get_task
 from graphs import event_loop
-from graphs.context import Context, add_context_arguments, context_from_args
+from graphs.context import Context, add_context_arguments, context_from_args, effective
+from graphs.regime import protocol_refusal, served_regime
 from graphs.settings import Settings
 
 console = Console(stderr=True)
@@ -108,6 +113,7 @@ def add_eval_commands(
     front.add_argument("--out", type=Path, default=Path("pareto.png"))
     front.add_argument("--profile", help="scorer profile (default: each task's default)")
     front.set_defaults(handler=cmd_eval_pareto)
+    add_table1_command(actions, parents)
 
 
 def cmd_eval_run(args: argparse.Namespace, settings: Settings) -> int:
@@ -118,7 +124,13 @@ def cmd_eval_run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _eval_run(args, settings: Settings, task, context: Context, options) -> int:
+    given = {f.name for f in fields(Context) if getattr(args, f.name, None) is not None}
     async with settings.chat_model() as llm:
+        refused = protocol_refusal(context, given, await served_regime(llm))
+        if refused:
+            console.print(f"[red]not started:[/red] {refused}")
+            return 2
+        context = effective(context)  # the spec records the settings the run really has
         model = await llm.model_name()
         spec = EvalSpec(
             task=task.name,
@@ -169,7 +181,8 @@ async def _eval_run(args, settings: Settings, task, context: Context, options) -
                     on_sample=on_sample,
                 )
             except EvalRefused as exc:
-                console.print(f"[red]not started:[/red] {exc}")
+                # the records' own text: shown plain, never as markup or terminal control
+                console.print(f"[red]not started:[/red] {escape(plain(str(exc)))}")
                 return 2
     profile = outcome.results["profile"]
     _print_results(outcome.results, results_path(outcome.folder, profile))
@@ -183,7 +196,7 @@ def cmd_eval_rescore(args: argparse.Namespace, settings: Settings) -> int:
         known = ", ".join(task.profiles)
         console.print(f"[red]error:[/red] {task.name} has profiles {known}")
         return 2
-    records = score_records(task, list(SampleLog(args.run_dir)), args.profile)
+    records = score_records(task, list(SampleLog(args.run_dir, check=record_problem)), args.profile)
     results = summarize(task, spec, records, args.profile)
     path = results_path(args.run_dir, args.profile)
     write_json_atomic(path, results)
@@ -266,8 +279,10 @@ def cmd_eval_study(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_eval_pareto(args: argparse.Namespace, settings: Settings) -> int:
+    from evals.pareto_plot import plot  # matplotlib loads only when a plot is drawn
+
     points = pareto.load_points(args.runs, args.profile)
-    pareto.plot(points, args.out)
+    plot(points, args.out)
     console.print(pareto.markdown_table(points))
     console.print(f"plot: {args.out}")
     return 0

@@ -8,27 +8,30 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agents import frame_store, video
 from agents.completion import ChatModel, Completion
 from agents.decode_pool import decode_processes
+from agents.protocols import get_protocol
+from agents.question_rules import QuestionRefused
 from agents.requests import ModelRequest
-from agents.sampling import overview_count
+from agents.sampling import overview_times
 from agents.scoring.extract import extract_answer
 from agents.video import VideoError
 from evals.costs import sample_cost, sum_costs
 from evals.lmms_layout import write_lmms_eval_files
-from evals.records import SampleLog, sample_to_json, write_json_atomic
+from evals.records import SampleLog, record_problem, sample_to_json, write_json_atomic
+from evals.release_prompts import RELEASE_PROMPTS, release_prompt
 from evals.results import score_records, summarize
 from evals.sample import Sample
 from evals.spec import EvalSpec
 from evals.tasks.base import LoadResult, Task
 from graphs.board import Board
 from graphs.builder import compile_graph
-from graphs.context import Context
+from graphs.context import Context, effective, settings_of
 from graphs.run import run_question
 
 log = logging.getLogger(__name__)
@@ -68,6 +71,28 @@ class RequestLimit:
 
 def results_path(folder: Path, profile: str) -> Path:
     return folder / f"results_{profile}.json"
+
+
+def check_protocol(task: Task, context: Context) -> None:
+    """Refuse a protocol that cannot build this task's requests, before anything is loaded."""
+    if context.protocol == "release-eval" and task.name not in RELEASE_PROMPTS:
+        known = ", ".join(RELEASE_PROMPTS)
+        raise EvalRefused(
+            f"--protocol release-eval has no question text for {task.name}: the release "
+            f"evaluates {known}. Use --protocol paravt for {task.name}."
+        )
+    refused = get_protocol(context.protocol).refusal(context, media="video", task=task.name)
+    if refused:
+        raise EvalRefused(refused)
+
+
+def question_block(task: Task, sample: Sample, context: Context, times: list[float] | None) -> str:
+    """The question block the run's protocol sends for this sample."""
+    if context.protocol == "release-eval":
+        return release_prompt(task.name, sample, context.prompt_mode)
+    if task.render_prompt is not None and times is not None:
+        return task.render_prompt(sample, times)
+    return sample.prompt
 
 
 def check_loaded(loaded: LoadResult, *, skip_bad_records: bool, skip_missing_media: bool) -> None:
@@ -110,14 +135,17 @@ async def evaluate(
     """
     profile = profile or task.default_profile
     task.profile(profile)  # an unknown name is a ValueError before anything runs
+    context = effective(Context(**spec.context))
+    check_protocol(task, context)
     loaded = await asyncio.to_thread(task.load, Path(spec.data_dir), **spec.options)
     check_loaded(loaded, skip_bad_records=skip_bad_records, skip_missing_media=skip_missing_media)
     missing = set(loaded.missing_media)
     samples = [s for s in loaded.samples if s.media not in missing][:limit]
     folder = spec.folder(out_root)
     write_json_atomic(folder / "spec.json", spec.to_json())
-    sample_log = SampleLog(folder)
+    sample_log = SampleLog(folder, check=record_problem)
     sample_log.repair()  # a torn last line (a crash mid-write) is cut off and its sample redone
+    sample_log.set_aside()  # damaged or disagreeing lines: moved aside, their samples redone
     done = {sid for sid, r in sample_log.read().items() if r["status"] == "ok"}
     todo = [(i, s) for i, s in enumerate(samples) if s.id not in done]
     if on_start:
@@ -127,7 +155,6 @@ async def evaluate(
         frame_store.FRAME_CACHE.disk_dir is None
     ):  # decoded frames outlive the run: reruns reuse them
         frame_store.FRAME_CACHE.set_disk_dir(Path(out_root) / ".frame_cache")
-    context = Context(**spec.context)
     board = Board(folder / "board.sqlite")
     # No checkpointer: a crashed sample is rerun whole, never resumed, and a failed one
     # keeps its partial trace from the stream (`graphs.run`).
@@ -199,12 +226,11 @@ async def _run_sample(
     failed = {"status": "error", "resps": [], "filtered_resps": [], "metrics": {}}
     start = time.perf_counter()
     try:
-        prompt = sample.prompt
-        if task.render_prompt is not None:
+        times = None
+        if task.render_prompt is not None and context.protocol == "paravt":
             info = await asyncio.to_thread(video.probe, sample.media)
-            count = overview_count(info.codec, info.duration, context.overview_frames)
-            times = video.overview_timestamps(info.duration, count)
-            prompt = task.render_prompt(sample, times)
+            times = overview_times(info.codec, info.duration, context.overview_frames)
+        prompt = question_block(task, sample, context, times)
         results = await asyncio.gather(
             *(
                 run_question(
@@ -224,6 +250,9 @@ async def _run_sample(
     except VideoError as exc:
         log.warning("sample %s: %s", sample.id, exc)
         return {**record, **failed, "error": f"media: {exc}"}
+    except QuestionRefused as exc:  # a control token in a record's prompt: never sent
+        log.warning("sample %s: %s", sample.id, exc)
+        return {**record, **failed, "error": f"question: {exc}"}
     wall = time.perf_counter() - start
     costs = [sample_cost(r.trace, wall) for r in results if r.trace]
     cost = sum_costs(costs) if costs else None
@@ -245,7 +274,7 @@ async def _run_sample(
         "run_status": results[0].status,
         "overview_timestamps": results[0].trace["overview"]["timestamps"],
         "cost": cost,
-        "context": asdict(context),
+        "context": settings_of(context),
     }
 
 

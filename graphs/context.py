@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Literal
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal
 
+from agents.protocols import PROMPT_MODES, PROTOCOLS, VIDEO_CHANNELS, get_protocol
 from graphs.flags import add_dataclass_flags, given
 
 
@@ -35,6 +36,27 @@ LIMITS: dict[str, tuple[Callable[[float], bool], str]] = {
 class Context:
     """Settings of one run; the graph is never rebuilt to change them."""
 
+    protocol: str = field(
+        default="paravt",
+        metadata={
+            "description": "How every request is built (agents.protocols): paravt (this "
+            "project's, paravt-nano's), release-eval (the ParaVT release's evaluation driver: "
+            "ParaVT-8B and its Table 1 baselines) or release-rl (its RL rollouts). A release "
+            "protocol fixes the settings its source fixes.",
+            "choices": tuple(PROTOCOLS),
+        },
+    )
+    prompt_mode: Literal["agentic_general", "agentic_minimal", "direct", "reasoning"] = _knob(
+        "agentic_general",
+        "release-eval's prompt mode: agentic_general (ParaVT-8B, Qwen3-VL-8B with tools, "
+        "Conan-7B), agentic_minimal (ParaVT-8B on Charades-STA), direct (Qwen2.5-VL-7B) or "
+        "reasoning (the R1-style baselines).",
+    )
+    video_channel: Literal["image_url", "video_url"] = _knob(
+        "image_url",
+        "release-eval's overview channel: frames as images, or a file:// video_url for servers "
+        "that decode video (vLLM, SGLang on the same machine).",
+    )
     dispatch: Literal["parallel", "sequential", "none"] = _knob(
         "parallel",
         "How tool calls run: all of a turn's calls at once, one call per turn, or no tools.",
@@ -95,6 +117,12 @@ class Context:
     )
 
     def __post_init__(self) -> None:
+        get_protocol(self.protocol)  # an unknown name is a ValueError naming the known ones
+        if self.prompt_mode not in PROMPT_MODES or self.video_channel not in VIDEO_CHANNELS:
+            raise ValueError(
+                f"Context has an unknown prompt_mode {self.prompt_mode!r} or video_channel "
+                f"{self.video_channel!r}; use one of {PROMPT_MODES} and {VIDEO_CHANNELS}"
+            )
         bad = [name for name, (ok, _) in LIMITS.items() if not ok(getattr(self, name))]
         if bad:
             values = ", ".join(f"{name}={getattr(self, name)!r}" for name in bad)
@@ -104,6 +132,54 @@ class Context:
     def calls_per_turn(self) -> int:
         """The effective cap: sequential dispatch serves one call per turn, none serves zero."""
         return {"parallel": self.max_parallel, "sequential": 1, "none": 0}[self.dispatch]
+
+
+@dataclass(frozen=True)
+class RunContext(Context):
+    """A run's settings and the model it calls. Rollout engines share one compiled graph and
+    give each run its own policy this way, through LangGraph's ``runtime.context``; a graph
+    compiled with its own model uses it when the run names none."""
+
+    model: Any = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, context: Context, model: Any) -> RunContext:
+        return cls(**settings_of(context), model=model)
+
+
+def settings_of(context: Context) -> dict[str, Any]:
+    """The run's settings as plain data (a RunContext's model left out)."""
+    return {f.name: getattr(context, f.name) for f in fields(Context)}
+
+
+def model_of(context: Context | None, default: Any) -> Any:
+    """The model a run calls: its own (RunContext), else the graph's."""
+    model = getattr(context, "model", None) or default
+    if model is None:
+        raise RuntimeError(
+            "this graph was compiled without a model: run it with a RunContext that names one"
+        )
+    return model
+
+
+def effective(context: Context) -> Context:
+    """The settings a run really has: `context` with its protocol's pinned fields applied
+    (the release's evaluation driver always crops at 1 fps, whatever the form says)."""
+    pins = get_protocol(context.protocol).pins(context)
+    changed = {k: v for k, v in pins.items() if getattr(context, k) != v}
+    return replace(context, **changed) if changed else context
+
+
+def pinned_conflicts(context: Context, given_fields: set[str]) -> list[str]:
+    """The fields the user set explicitly that the run's protocol overrides, as
+    ``name=value (protocol fixes value)``."""
+    pins = get_protocol(context.protocol).pins(context)
+    return [
+        f"--{name.replace('_', '-')} {getattr(context, name)!r} "
+        f"({context.protocol} fixes {pins[name]!r})"
+        for name in sorted(given_fields & set(pins))
+        if getattr(context, name) != pins[name]
+    ]
 
 
 def add_context_arguments(parser: argparse.ArgumentParser) -> None:

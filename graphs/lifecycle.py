@@ -18,7 +18,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graphs.board import Board
-from graphs.context import Context
+from graphs.context import Context, effective
+from graphs.store_errors import full_disk
 from graphs.traces import build_trace
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ async def _end(board: Board, payload, args, kwargs, status: str, error: str) -> 
     if not run_id or await asyncio.to_thread(board.run, run_id) is None:
         return
     runtime = next((a for a in (*args, *kwargs.values()) if isinstance(a, Runtime)), None)
-    ctx = runtime.context if runtime else Context()
+    ctx = effective(runtime.context) if runtime and runtime.context else Context()
     try:
         if "messages" in payload and status == "failed":  # the run's state: keep its trace
             trace = build_trace(payload, ctx, thread_id=run_id, error=error)
@@ -61,5 +62,8 @@ async def _end(board: Board, payload, args, kwargs, status: str, error: str) -> 
             )
         else:
             await asyncio.to_thread(board.release_run, run_id, status=status, error=error)
-    except Exception:  # the board must not hide the run's own error
-        log.exception("could not record run %s as %s", run_id, status)
+    except Exception as exc:  # the board must not hide the run's own error
+        if full_disk(exc):  # the run's own error says so, once
+            log.info("could not record run %s as %s: the disk is full", run_id, status)
+        else:
+            log.exception("could not record run %s as %s", run_id, status)

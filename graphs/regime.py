@@ -9,7 +9,8 @@ the model was trained for. Explicit values are kept: the warning is the whole in
 A server without a regime (SGLang, OpenAI) changes nothing.
 
 The regime is read as the JSON the server sends (field names of ``serving.regime.Regime``),
-so this module imports nothing of ``serving``.
+so this module imports nothing of ``serving``; it comes through the run's own client, so the
+request carries the endpoint's key like every other.
 """
 
 from __future__ import annotations
@@ -20,10 +21,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import fields, replace
 from typing import Any
 
-import httpx
-
-from agents.tls import tls_context
-from graphs.context import Context, context_from_args
+from graphs.context import Context, context_from_args, effective, pinned_conflicts
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +39,7 @@ def regime_defaults(regime: Mapping[str, Any]) -> dict[str, Any]:
         pixels = int(regime["frame_width"]) * int(regime["frame_height"])
         values["overview_max_pixels"] = values["crop_max_pixels"] = pixels
     for name in ("crop_max_frames", "crop_fps", "max_parallel", "max_new_tokens",
-                 "summary_max_tokens", "think_prefix", "tool_result"):  # fmt: skip
+                 "summary_max_tokens", "think_prefix", "tool_result", "protocol"):  # fmt: skip
         if name in regime:
             values[name] = regime[name]
     return values
@@ -71,7 +69,7 @@ def regime_warnings(context: Context, regime: Mapping[str, Any]) -> list[str]:
     for name in ("crop_max_frames", "max_new_tokens", "summary_max_tokens", "max_parallel"):
         if name in regime and getattr(context, name) > int(regime[name]):
             out.append(f"{name}={getattr(context, name)} (trained with at most {regime[name]})")
-    for name in ("think_prefix", "tool_result"):
+    for name in ("think_prefix", "tool_result", "protocol"):
         if name in regime and getattr(context, name) != regime[name]:
             out.append(f"{name}={getattr(context, name)!r} (trained with {regime[name]!r})")
     return out
@@ -81,36 +79,64 @@ def fit_context(
     context: Context, regime: Mapping[str, Any] | None, given: Collection[str] = ()
 ) -> tuple[Context, list[str]]:
     """`context` with the regime's values for every knob not in `given`, and the warnings for
-    the knobs that stay outside the regime. No regime: `context` unchanged, no warnings."""
+    the knobs that stay outside the regime. No regime: `context` unchanged, no warnings. A
+    protocol chosen against the regime's keeps its own settings: the regime's frame counts
+    and sizes describe the other protocol's requests."""
     if not regime:
         return context, []
+    trained = regime.get("protocol", "paravt")
+    if "protocol" in given and context.protocol != trained:
+        return context, [f"protocol={context.protocol!r} (trained with {trained!r})"]
     names = {f.name for f in fields(Context)}
     defaults = {k: v for k, v in regime_defaults(regime).items() if k in names and k not in given}
     fitted = replace(context, **defaults)
     return fitted, regime_warnings(fitted, regime)
 
 
-async def served_regime(endpoint: str, *, timeout: float = 5.0) -> dict[str, Any] | None:
-    """The ``regime`` of the first model served at `endpoint` (GET /models), or None when the
-    server records none or does not answer (the run itself then reports the endpoint)."""
-    try:
-        async with httpx.AsyncClient(timeout=timeout, verify=tls_context()) as client:
-            response = await client.get(endpoint.rstrip("/") + "/models")
-            response.raise_for_status()
-            data = response.json().get("data") or []
-    except (httpx.HTTPError, ValueError) as exc:
-        log.debug("no regime from %s: %s", endpoint, exc)
+async def served_regime(llm: Any) -> dict[str, Any] | None:
+    """The ``regime`` in the served model's GET /models entry, asked through ``llm`` (an
+    `agents.llm.OpenAIChatModel`: retried, with its key); None when the server records none
+    or the client cannot list models. An endpoint that fails raises EndpointError."""
+    entry_of = getattr(llm, "served_entry", None)
+    if entry_of is None:
         return None
-    regime = data[0].get("regime") if data and isinstance(data[0], dict) else None
+    regime = (await entry_of()).get("regime")
     return regime if isinstance(regime, dict) else None
 
 
-async def served_context(args: argparse.Namespace, base: Context, endpoint: str) -> Context:
+def protocol_refusal(
+    context: Context, given: Collection[str], regime: Mapping[str, Any] | None
+) -> str | None:
+    """Why the run's protocol cannot run as asked: a flag set against what the protocol
+    fixes, or a video_url for a server that takes frames only. None when it can."""
+    conflicts = pinned_conflicts(context, set(given))
+    if conflicts:
+        return (
+            f"--protocol {context.protocol} fixes settings you set: {'; '.join(conflicts)}. "
+            "Drop those flags, or use --protocol paravt to choose them yourself."
+        )
+    video_url = context.protocol == "release-eval" and context.video_channel == "video_url"
+    if video_url and regime is not None and not regime.get("video_input", False):
+        return (
+            "--video-channel video_url sends the video file for the server to decode, and the "
+            "served model's server takes frames only (this project's CPU server): use "
+            "--video-channel image_url, or serve the model with vLLM or SGLang."
+        )
+    return None
+
+
+async def served_context(args: argparse.Namespace, base: Context, llm: Any) -> Context:
     """The run's Context: the flags in `args` over `base`, every other knob from the served
-    model's regime; logs one warning naming each knob left outside the regime."""
+    model's regime, then the fields its protocol fixes; logs one warning naming each knob left
+    outside the regime. A protocol that cannot run as asked is a ValueError before anything
+    is sent."""
     given = {f.name for f in fields(Context) if getattr(args, f.name, None) is not None}
-    regime = await served_regime(endpoint)
+    regime = await served_regime(llm)
     context, warnings = fit_context(context_from_args(args, base), regime, given)
+    refused = protocol_refusal(context, given, regime)
+    if refused:
+        raise ValueError(refused)
+    context = effective(context)
     if warnings:
         log.warning(
             "this run is outside the regime the served model was trained for: %s. Expect "

@@ -13,7 +13,7 @@ from typing import Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from graphs.context import Context
+from graphs.context import Context, effective
 from graphs.state import State, SubAgentTask
 
 
@@ -34,7 +34,7 @@ def route_after_main(defaults: Context):
         """Final -> the length gate if it is on, else finish; not final -> one Send per
         runnable call, or collect if every call failed."""
         if state["status"] != "running":
-            ctx = runtime.context or defaults  # a direct invoke may send no context
+            ctx = effective(runtime.context or defaults)  # a direct invoke may send no context
             return "length_gate" if ctx.length_gate else "finish"
         return _sends(state) or "collect"
 

@@ -3,26 +3,51 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields, replace
+import re
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from dotenv import dotenv_values
 
 from agents.llm import OpenAIChatModel
+from agents.redact import Redactor, redact_url, url_secrets
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:30000/v1"
+#: Settings-file and environment names whose values are credentials wherever they sit.
+_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.I)
 
 
 @dataclass(frozen=True)
 class Settings:
     endpoint: str = DEFAULT_ENDPOINT
-    api_key: str = "EMPTY"
+    api_key: str = field(default="EMPTY", repr=False)
     model: str | None = None
     request_timeout: float = 120.0
     home: Path = Path(".paravt")
     board_db: Path | None = None
     checkpoint_db: Path | None = None
     media_roots: str = ""  # os.pathsep-separated folders chats may name media under
+    # whether a flag, the environment or `.env` named the endpoint (not a setting itself)
+    endpoint_configured: bool = field(default=False, metadata={"derived": True})
+    # credentials seen while loading, masked wherever anything is shown (not a setting)
+    secrets: frozenset[str] = field(
+        default=frozenset(), repr=False, compare=False, metadata={"derived": True}
+    )
+
+    def __repr__(self) -> str:
+        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.repr}
+        shown["endpoint"] = redact_url(self.endpoint)
+        return f"Settings({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
+
+    @property
+    def shown_endpoint(self) -> str:
+        """The endpoint as it may be printed: a password in it masked (``user:***@``)."""
+        return redact_url(self.endpoint)
+
+    @property
+    def redact(self) -> Redactor:
+        """Masks every credential these settings know of (`agents.redact`)."""
+        return Redactor([self.api_key, *url_secrets(self.endpoint), *self.secrets])
 
     @property
     def board_path(self) -> Path:
@@ -47,22 +72,46 @@ class Settings:
     @classmethod
     def load(cls, env_file: str | Path | None = ".env", **overrides) -> Settings:
         """Defaults < `.env` < environment < explicit overrides (None means "not given")."""
-        values: dict[str, str | None] = {}
+        dotenv: dict[str, str | None] = {}
         if env_file and Path(env_file).is_file():
-            values.update(dotenv_values(env_file))
-        values.update(os.environ)
+            dotenv = dict(dotenv_values(env_file))
+        values = {**dotenv, **os.environ}
         settings = cls()
-        for field in fields(cls):
-            raw = values.get(f"PARAVT_{field.name.upper()}")
+        for setting in fields(cls):
+            if setting.metadata.get("derived"):
+                continue
+            raw = values.get(f"PARAVT_{setting.name.upper()}")
             if raw not in (None, ""):
-                settings = replace(settings, **{field.name: _convert(field.name, raw)})
+                settings = replace(settings, **{setting.name: _convert(setting.name, raw)})
         explicit = {k: v for k, v in overrides.items() if v is not None}
-        return replace(settings, **explicit)
+        configured = "endpoint" in explicit or values.get("PARAVT_ENDPOINT") not in (None, "")
+        return replace(
+            settings,
+            **explicit,
+            endpoint_configured=configured,
+            secrets=_secrets(dotenv, os.environ, explicit.get("endpoint")),
+        )
+
+
+def _secrets(dotenv, environ, endpoint: str | None) -> frozenset[str]:
+    """The credentials loading saw: API keys and endpoint passwords wherever given, and
+    every `.env` value named as a credential (a settings file holds them side by side)."""
+    found = {v for k, v in dotenv.items() if v and len(v) >= 8 and _SECRET_NAME.search(k)}
+    for source in (dotenv, environ):
+        found.add(source.get("PARAVT_API_KEY") or "")
+        found.update(url_secrets(source.get("PARAVT_ENDPOINT") or ""))
+    found.update(url_secrets(endpoint or ""))
+    return frozenset(s for s in found if s)
 
 
 def _convert(name: str, raw: str):
     if name in ("home", "board_db", "checkpoint_db"):
         return Path(raw)
     if name == "request_timeout":
-        return float(raw)
+        try:
+            return float(raw)
+        except ValueError:
+            raise ValueError(
+                f"PARAVT_REQUEST_TIMEOUT must be a number of seconds, got {raw!r}"
+            ) from None
     return raw

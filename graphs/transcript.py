@@ -30,16 +30,12 @@ def ask_of(state: State) -> Ask:
         options=tuple(state.get("options") or ()),
         kind=state.get("kind"),
         prompt=state.get("prompt") or None,
+        system=state.get("system") or None,
     )
 
 
 def setting_of(state: State, ctx: Context) -> Setting:
-    return Setting(
-        dispatch=ctx.dispatch,
-        max_parallel=ctx.max_parallel,
-        media=state.get("media", "video"),
-        answer_now=ctx.calls_per_turn == 0 or ctx.max_turns == 0,
-    )
+    return Setting.of(ctx, state.get("media", "video"))
 
 
 def turn_text(call: Mapping[str, Any]) -> str:

@@ -136,7 +136,7 @@ def test_charades_text_file(tmp_path, clip):
     assert (first.kind, first.target, first.extra) == (
         "grounding",
         "24.3-30.4",
-        {"start": 24.3, "end": 30.4},
+        {"start": 24.3, "end": 30.4, "caption": "person turn a light on."},
     )
     assert first.question == "person turn a light on."
     assert first.prompt == (
@@ -165,7 +165,11 @@ def test_charades_prefers_text_over_float16_parquet(tmp_path, clip):
     place(root, clip, "videos/3MSZA.mp4")
     result = charades.load(root)
     assert result.notes == {"format": "parquet", "timestamps": "float16", "prompt": "default"}
-    assert result.samples[0].extra == {"start": 24.296875, "end": 30.40625}
+    assert result.samples[0].extra == {
+        "start": 24.296875,
+        "end": 30.40625,
+        "caption": "person turn a light on",  # the row's caption as written
+    }
     assert [s.id for s in result.samples] == ["3MSZA_0", "3MSZA_1"]
     assert result.samples[0].media == str(root / "videos" / "3MSZA.mp4")
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from agents.protocol import THINK_PREFIX
 from tests.parity.data import corpus, disagreements, reference
 from tests.parity.ref_paravt import reward_corpus, sha1
 from training.release_reward import RECIPES, release_reward
+from training.rewards import RewardSettings, total_reward
 
 
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
@@ -49,3 +51,37 @@ def test_recipes_hold_what_apply_paravt_config_sets(recipe):
         float(env["FORMAT_WEIGHT"]),
         env["REWARD_MODE"],
     )
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_an_episode_cut_off_at_its_token_cap_is_rewarded_as_the_release_rewards_it(recipe):
+    """The last turn opens a call and is cut off after complete JSON: the release's decoded
+    tokens then end without <|im_end|>, and its reader takes the open call. The profile path
+    (`total_reward` with each turn's finish) reads the same text."""
+    release = RECIPES[recipe]
+    episodes = {item["id"]: item for item in reward_corpus(corpus())}
+    source = {e["id"]: e for family in corpus().values() for e in family}
+    cut = [i for i in reference(f"rewards_{recipe}")["items"] if i["id"].endswith("-cut")]
+    assert len(cut) > 100
+    credited = 0
+    for item in cut:
+        episode = episodes[item["id"]]
+        settings = RewardSettings(
+            profile="release",
+            prefill=THINK_PREFIX if episode["prefilled"] else None,
+            answer_suffix=release.answer_suffix,
+            lambda_fmt=release.format_weight,
+            lambda_anchor=release.anchor_weight,
+            release_im_end=episode["im_end"],
+        )
+        turns = [settings.prefill + t if settings.prefill else t for t in episode["turns"]]
+        gold = source[item["id"].removeprefix("rw-").removesuffix("-cut")]["gold"]
+        target = tuple(gold) if episode["kind"] == "grounding" else gold
+        kind = {"mc": "multiple_choice"}.get(episode["kind"], episode["kind"])
+        kind = "open_ended" if kind == "open" else kind
+        parts = total_reward(turns, kind=kind, target=target, settings=settings,
+                             stopped=episode["stopped"])  # fmt: skip
+        assert parts.total == pytest.approx(item["out"]["total"], abs=1e-12), item["id"]
+        assert parts.tool == pytest.approx(item["out"]["tool_reward"], abs=1e-12), item["id"]
+        credited += item["out"]["tool_reward"] > 0
+    assert credited > 50  # the open call earns the parseable-call credit in the release

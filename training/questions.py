@@ -21,11 +21,13 @@ class RLPrompt:
     kind: str  # "multiple_choice" | "grounding" | "open_ended"
     target: Any  # a letter or text (str), or a (start, end) window
     prompt: str | None = None  # the benchmark's question block, as evaluation sends it
+    system: str | None = None  # the data's own system prompt (ParaVT's RL rows, release-rl)
     epoch: int = 0
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any], video_root: str | None = None) -> RLPrompt:
-        """A data row (id, video, question, target; options, kind, prompt, epoch optional);
+        """A data row (id, video, question, target; options, kind, prompt, system, epoch
+        optional);
         a relative video path is under ``video_root``."""
         missing = [k for k in ("id", "video", "question", "target") if data.get(k) in (None, "")]
         if missing:
@@ -42,6 +44,7 @@ class RLPrompt:
             kind=data.get("kind") or _kind_of(target, options),
             target=target,
             prompt=data.get("prompt") or None,
+            system=data.get("system") or None,
             epoch=int(data.get("epoch") or 0),
         )
 

@@ -58,11 +58,26 @@ _MCQ = tuple(
 _RANGE = re.compile(r"\[?\s*([\d.]+)\s*,\s*([\d.]+)\s*\]?")
 
 
-def release_text(turns: Sequence[str], prefill: str | None, *, im_end: bool = True) -> str:
+def release_text(
+    turns: Sequence[str],
+    prefill: str | None,
+    *,
+    im_end: bool = True,
+    stopped: Sequence[bool] | None = None,
+) -> str:
     """What the release's reward reads of an episode: each turn's generated text (its
-    prefill removed), followed by ``<|im_end|>`` when ``im_end``, all joined."""
-    end = "<|im_end|>" if im_end else ""
-    return "".join((t.removeprefix(prefill) if prefill else t) + end for t in turns)
+    prefill removed), all joined; with ``im_end``, a turn the model ended itself is followed
+    by the ``<|im_end|>`` its decoded tokens keep, and a turn cut off at the token cap
+    (``stopped`` False) by nothing, so that a call left open there still reads as JSON.
+
+    >>> release_text(["a", "b"], None, stopped=[True, False])
+    'a<|im_end|>b'
+    """
+    stopped = stopped if stopped is not None else [True] * len(turns)
+    return "".join(
+        (t.removeprefix(prefill) if prefill else t) + ("<|im_end|>" if im_end and ended else "")
+        for t, ended in zip(turns, stopped, strict=True)
+    )
 
 
 def answer_text(text: str) -> str:

@@ -76,10 +76,12 @@ def _turns(turns: Turns) -> list[str]:
     return [turns] if isinstance(turns, str) else list(turns) or [""]
 
 
-def _seen(episode: list[str], s: RewardSettings) -> str:
+def _seen(episode: list[str], s: RewardSettings, stopped: Sequence[bool] | None = None) -> str:
     """The text each profile reads as a whole (the degenerate rule is applied to it)."""
     if s.profile == "release":
-        return release_reward.release_text(episode, s.prefill, im_end=s.release_im_end)
+        return release_reward.release_text(
+            episode, s.prefill, im_end=s.release_im_end, stopped=stopped
+        )
     return "".join(episode)
 
 
@@ -172,15 +174,19 @@ def total_reward(
     tool_responses: int | None = None,
     letters: str = "ABCD",
     settings: RewardSettings = PAPER,
+    stopped: Sequence[bool] | None = None,
 ) -> RewardParts:
     """R = R_acc + lambda_fmt * R_fmt + R_tool over an episode's main-agent turns.
+
+    ``stopped`` says, per turn, whether the model ended it (False: cut off at its token cap);
+    the release profile reads it (``release_reward.release_text``).
 
     >>> total_reward("<think>\\nThe cup is red.\\n</think>\\n<answer>B</answer>",
     ...              kind="multiple_choice", target="B", executed_calls=0, tool_responses=0)
     RewardParts(accuracy=1.0, format=1.0, tool=0.0, total=2.0, degenerate=False)
     """
     s, episode = settings, _turns(turns)
-    text = _seen(episode, s)
+    text = _seen(episode, s, stopped)
     if is_degenerate(text):
         return RewardParts(0.0, 0.0, 0.0, 0.0, degenerate=True)
     if s.profile == "release":

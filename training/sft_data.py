@@ -38,11 +38,12 @@ from pathlib import Path
 from typing import Any
 
 from agents import prompts, video
-from agents.main_turn import Ask, Setting, main_messages
+from agents.main_turn import Ask, Setting
 from agents.protocol import render_turn
-from agents.sampling import overview_count
-from graphs.context import Context
+from agents.protocols import get_protocol
+from graphs.context import Context, effective
 from graphs.traces import call_role, read_jsonl
+from training.questions import RLPrompt, normalise_target
 
 log = logging.getLogger(__name__)
 
@@ -136,40 +137,55 @@ def paravt_record(row: Mapping[str, Any], video_root: str | Path | None = None) 
     if video_root is not None and not Path(path).is_absolute():
         path = str(Path(video_root) / path)
     video.probe(path)  # a missing or unreadable video is the user's to fix, loudly
-    texts = {"user": [], "assistant": []}
+    texts: dict[str, list[str]] = {"user": [], "assistant": [], "system": []}
+    raw_user = []
     for message in row["prompt"]:
         if message["role"] in texts:
-            texts[message["role"]].append(str(message["content"]).replace("<video>", "").strip())
+            text = str(message["content"])
+            texts[message["role"]].append(text.replace("<video>", "").strip())
+            if message["role"] == "user":
+                raw_user.append(text.replace("<video>", ""))
     question_type = str(info.get("question_type", "oe"))
     if question_type not in PARAVT_KINDS:
         raise ValueError(
             f"unknown ParaVT question_type {question_type!r}; use one of {PARAVT_KINDS}"
         )
+    system = [str(m["content"]) for m in row["prompt"] if m["role"] == "system"]
     return {
         "video": path,
         "prompt": "\n".join(texts["user"]),
         "kind": PARAVT_KINDS[question_type],
         "answer": str(info.get("answer", "")),
         "response": texts["assistant"][-1] if texts["assistant"] else None,
+        # as the release's RL workflow sends them (release-rl): the row's own system prompt,
+        # and the user text with only the <video> placeholder taken out
+        "system": system[0] if system else None,
+        "user_text": raw_user[-1] if raw_user else "",
     }
 
 
 def paravt_messages(record: Mapping[str, Any], context: Context | None = None) -> list[dict]:
     """The graph's first main-agent request for a record: the same builder the graph uses
-    (``agents.main_turn``), with the same sampling rules (``agents.sampling``)."""
-    ctx = context or Context()
+    (``agents.main_turn``, or the run's protocol), with the same sampling rules."""
+    ctx = effective(context or Context())
     info = video.probe(record["video"])
-    count = overview_count(info.codec, info.duration, ctx.overview_frames)
-    timestamps = video.overview_timestamps(info.duration, count)
-    overview = prompts.frames_part(info.path, timestamps, ctx.overview_max_pixels)
-    setting = Setting(
-        dispatch=ctx.dispatch,
-        max_parallel=ctx.max_parallel,
-        media=info.codec,
-        answer_now=ctx.calls_per_turn == 0 or ctx.max_turns == 0,
+    protocol = get_protocol(ctx.protocol)
+    if ctx.protocol == "release-rl":  # the release's own prompts: the row's, as written
+        ask = Ask(
+            question="", kind=record["kind"], prompt=record["user_text"], system=record["system"]
+        )
+    else:
+        ask = Ask(question="", kind=record["kind"], prompt=record["prompt"])
+    request = protocol.main_request(
+        ask,
+        protocol.overview(info, ctx),
+        duration=info.duration,
+        setting=Setting.of(ctx, info.codec),
+        steps=(),
+        turn=0,
+        ctx=ctx,
     )
-    ask = Ask(question="", kind=record["kind"], prompt=record["prompt"])
-    return main_messages(ask, overview, duration=info.duration, setting=setting)
+    return request.messages
 
 
 def paravt_rows(
@@ -237,3 +253,34 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def paravt_prompts(
+    rows: Iterable[Mapping[str, Any]], *, video_root: str | Path | None = None
+) -> list[RLPrompt]:
+    """Rollout questions from ParaVT RL parquet rows, carrying what ``--protocol release-rl``
+    sends: the row's system prompt and its user text (``<video>`` taken out)."""
+    prompts_out = []
+    for index, row in enumerate(rows):
+        record = paravt_record(row, video_root)
+        target = normalise_target(_release_target(record))
+        prompts_out.append(
+            RLPrompt(
+                id=f"paravt-{index}",
+                video=record["video"],
+                question=record["prompt"],
+                options=(),
+                kind=record["kind"],
+                target=target,
+                prompt=record["user_text"],
+                system=record["system"],
+            )
+        )
+    return prompts_out
+
+
+def _release_target(record: Mapping[str, Any]) -> Any:
+    """The release writes a grounding answer as "[start, end]"."""
+    if record["kind"] == "grounding":
+        return json.loads(record["answer"])
+    return record["answer"]

@@ -32,7 +32,7 @@ from agents.scoring.reply import VIEWS
 from agents.scoring.text import token_f1
 from evals.sample import Sample
 from evals.scorers.base import Profile, Scored
-from evals.scorers.mc import LMMS_EVAL
+from evals.scorers.mc import LMMS_EVAL, PARAVT_SOURCE, paravt_accuracy, paravt_item
 
 PROFILES = {
     "lmms_eval": Profile(
@@ -49,6 +49,8 @@ PROFILES = {
         judge=True,
     ),
     "robust": Profile("this project: robust letter, SQuAD token F1", "as_is", "mc_accuracy"),
+    # the release asks every MMVU item as multiple choice, open-ended ones included
+    "paravt": Profile(PARAVT_SOURCE, "as_is", "accuracy"),
 }
 DEFAULT = "lmms_eval"
 # (question block, prediction, gold) -> correct; the stand-in for lmms-eval's GPT judge
@@ -222,6 +224,8 @@ def score(
         raise ValueError(f"mmvu has no profile {profile!r}; known: {', '.join(PROFILES)}")
     if profile == "robust":
         return _robust(reply, sample)
+    if profile == "paravt":
+        return paravt_item(reply, sample, spec)
     if profile == "official":
         return _official(reply, sample, official_judge)
     pred = VIEWS[spec.reads](reply)
@@ -281,6 +285,8 @@ def aggregate(
         }
     if profile not in PROFILES:
         raise ValueError(f"mmvu has no profile {profile!r}; known: {', '.join(PROFILES)}")
+    if profile == "paravt":
+        return paravt_accuracy(metrics)
     if profile == "official":
         n = len(metrics)
         return {"accuracy": sum(int(m["correct"]) for m in metrics) / n if n else math.nan}

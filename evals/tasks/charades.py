@@ -96,7 +96,11 @@ def record_to_sample(
         kind="grounding",
         target=f"{start}-{end}",
         cluster=video,
-        extra={"start": start, "end": end},
+        extra={
+            "start": start,
+            "end": end,
+            "caption": str(record.get("sentence") or record.get("caption")),
+        },
     )
 
 

@@ -105,6 +105,7 @@ def record_to_sample(record: dict, *, video: dict, source: str, media: str) -> S
             "video_type": str(video.get("type") or ""),
         },
         extra={
+            "raw_question": str(record["question"]),  # the release's text keeps its spacing
             "time_reference": record.get("time_reference"),
             "video_info": video.get("video_info"),
         },

@@ -189,6 +189,7 @@ def parquet_record_to_sample(
         as_json, source=source, media=media, task=task, index=index, folders=folders
     )
     extra = {k: v for k, v in sample.extra.items() if k != "irregular"}  # read from the text
+    extra["raw_question"] = str(record["question"])  # the release asks it with the options in it
     return dataclasses.replace(sample, target=letter, extra=extra)  # the row's letter is gold
 
 

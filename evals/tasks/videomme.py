@@ -92,7 +92,11 @@ def record_to_sample(
     options = _options(record, source, rid)
     video = str(record["videoID"])
     found = media.find(video)
-    extra: dict = {"video_id": str(record.get("video_id", "")), "url": record.get("url")}
+    extra: dict = {
+        "video_id": str(record.get("video_id", "")),
+        "url": record.get("url"),
+        "raw_options": [str(o) for o in record["options"]],  # the release letters these again
+    }
     if subtitle_dir is not None:
         path = subtitle_dir / f"{video}.srt"
         cues = read_srt(path)

@@ -6,7 +6,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from graphs.board import Board
-from graphs.context import Context
+from graphs.context import Context, effective
 from graphs.offload import board_call
 from graphs.state import State
 from graphs.traces import build_trace
@@ -16,7 +16,7 @@ def make_finish(board: Board):
     async def finish(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict:
         if state.get("run_id") is None:  # refused before a run: the chat says why
             return {"status": "failed"}
-        ctx = runtime.context
+        ctx = effective(runtime.context)
         thread_id = str(config.get("configurable", {}).get("thread_id", state["run_id"]))
         trace = build_trace(state, ctx, thread_id=thread_id, error=state.get("refusal"))
         await board_call(

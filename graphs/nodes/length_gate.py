@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from graphs.context import Context
+from graphs.context import Context, effective
 from graphs.length import too_short
 from graphs.state import State
 from graphs.transcript import main_calls
 
 
 async def length_gate(state: State, runtime: Runtime[Context]) -> dict:
-    ctx = runtime.context
+    ctx = effective(runtime.context)
     if not too_short(state, ctx):
         return {"status": state["status"]}  # an update, so `updates` streams show the gate
     return {

@@ -9,11 +9,12 @@ from typing import Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
-from agents import frame_store
+from agents import frame_store, video
 from agents.completion import ChatModel
-from agents.sub_turn import Window, readable_notes, subagent_request, window_frames
+from agents.protocols import get_protocol
+from agents.sub_turn import Window, readable_notes
 from graphs.board import Board
-from graphs.context import Context
+from graphs.context import Context, effective, model_of
 from graphs.notes import needs_verification, post_note
 from graphs.offload import prepare_request
 from graphs.progress import report
@@ -21,31 +22,31 @@ from graphs.state import ModelCall, SubAgentTask, ToolResult, VerifyTask
 from graphs.traces import model_call
 
 
-def make_sub_agent(llm: ChatModel, board: Board):
+def make_sub_agent(llm: ChatModel | None, board: Board):
     async def sub_agent(
         task: SubAgentTask, runtime: Runtime[Context]
     ) -> Command[Literal["verify_gate", "collect"]]:
-        ctx = runtime.context
+        ctx = effective(runtime.context)
+        protocol = get_protocol(ctx.protocol)
         window = Window(
             task["video"], task["media"], task["start"], task["end"], task["turn"], task["index"]
         )
-        frames = window_frames(
-            window, fps=ctx.crop_fps, max_frames=ctx.crop_max_frames, max_pixels=ctx.crop_max_pixels
-        )
+        info = video.probed(window.video) or await asyncio.to_thread(video.probe, window.video)
+        if protocol.name == "paravt":
+            frames = protocol.window_frames(window, info, ctx)  # arithmetic only
+        else:  # the frame table is read from the file's packets once per process
+            frames = await asyncio.to_thread(protocol.window_frames, window, info, ctx)
         region = frames.get("region")
         times = tuple(frames["timestamps"])
         model_calls: list[ModelCall] = []
         usage = {"prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.0}
-        request = None
-        if ctx.tool_result != "frames":
-            request = subagent_request(
-                window,
-                frames,
-                question=task["question"] if ctx.question_aware_subagent else None,
-                board=readable_notes(task["board"], ctx.board_mode, ctx.board_max_chars),
-                temperature=ctx.subagent_temperature,
-                max_tokens=ctx.summary_max_tokens,
-            )
+        request = protocol.subagent_request(
+            window,
+            frames,
+            ctx=ctx,
+            question=task["question"] if ctx.question_aware_subagent else None,
+            board=readable_notes(task["board"], ctx.board_mode, ctx.board_max_chars),
+        )
         # Decode here, in the parallel branch (the main agent's next request then hits the
         # cache), and build what the request sends in the same trip off the loop.
         if request is not None:
@@ -58,8 +59,8 @@ def make_sub_agent(llm: ChatModel, board: Board):
         if request is None:
             content = f"{len(times)} frames from {window.start:.1f} - {window.end:.1f} seconds."
         else:
-            completion = await llm.complete(request)
-            content = completion.text.strip()
+            completion = await model_of(runtime.context, llm).complete(request)
+            content = protocol.note_of(completion.text, completion.finish_reason)
             usage = {
                 "prompt_tokens": completion.usage.prompt_tokens,
                 "completion_tokens": completion.usage.completion_tokens,
@@ -74,7 +75,7 @@ def make_sub_agent(llm: ChatModel, board: Board):
             end=window.end,
             timestamps=list(times),
             content=content,
-            frames=frames if ctx.tool_result == "frames" else None,
+            frames=frames if request is None else None,
             verdict=None,
             region=region,
         )

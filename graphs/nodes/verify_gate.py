@@ -13,15 +13,15 @@ from agents.completion import ChatModel
 from agents.sub_turn import Window, verifier_request
 from agents.verify import parse_verdict
 from graphs.board import Board
-from graphs.context import Context
+from graphs.context import Context, effective, model_of
 from graphs.notes import needs_verification, post_note
 from graphs.state import ModelCall, VerifyTask
 from graphs.traces import model_call
 
 
-def make_verify_gate(llm: ChatModel, board: Board):
+def make_verify_gate(llm: ChatModel | None, board: Board):
     async def verify_gate(task: VerifyTask, runtime: Runtime[Context]) -> dict:
-        ctx = runtime.context
+        ctx = effective(runtime.context)
         result = dict(task["result"])
         model_calls: list[ModelCall] = []
         # true for every finding routed here, except one a thread saved by an older graph
@@ -41,7 +41,7 @@ def make_verify_gate(llm: ChatModel, board: Board):
             request = verifier_request(
                 window, frames, question=task["question"], claim=result["content"]
             )
-            completion = await llm.complete(request)
+            completion = await model_of(runtime.context, llm).complete(request)
             result["verdict"], _ = parse_verdict(completion.text)
             model_calls.append(model_call(task["run_id"], request, completion))
         await post_note(board, task, result)

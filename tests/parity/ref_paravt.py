@@ -177,4 +177,24 @@ def reward_corpus(corpus: dict) -> list[dict]:
                     "kind": family,
                 }
             )
+            if n % 9 == 0:  # the same episode, its last turn a call cut off at the token cap
+                items.append(_cut_off(items[-1], call))
     return items
+
+
+def _cut_off(episode: dict, call: str) -> dict:
+    """The episode with a final turn that opens a call and is cut off after complete JSON:
+    no ``</tool_call>``, and no ``<|im_end|>`` (the model never ended the turn)."""
+    cut = call.removesuffix("\n</tool_call>")
+    if episode["prefilled"]:
+        cut = cut.removeprefix("<think>\n")
+    turns = [*episode["turns"][:-1], cut]
+    stopped = [True] * (len(turns) - 1) + [False]
+    ends = ["<|im_end|>" if episode["im_end"] and s else "" for s in stopped]
+    return {
+        **episode,
+        "id": episode["id"] + "-cut",
+        "turns": turns,
+        "stopped": stopped,
+        "completion": "".join(t + e for t, e in zip(turns, ends, strict=True)),
+    }

@@ -153,7 +153,7 @@ def table() -> list[dict]:
     for recipe in sorted(RECIPES):
         for item in reference(f"rewards_{recipe}")["items"]:
             episode = episodes[item["id"]]
-            gold = source[item["id"].removeprefix("rw-")]["gold"]
+            gold = source[item["id"].removeprefix("rw-").removesuffix("-cut")]["gold"]
             graded = {**episode, "gold": gold}
             ran = sum(len(parse(t).valid_calls) for t in episode["turns"][:-1])
             facts = {"episode": graded, "recipe": recipe,
