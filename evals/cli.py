@@ -17,7 +17,7 @@ from agents.terminal_text import plain
 from evals import pareto
 from evals.compare import compare_runs, header_lines
 from evals.lmms_layout import write_lmms_eval_files
-from evals.records import SampleLog, record_problem, write_json_atomic
+from evals.records import SampleLog, reply_problem, write_json_atomic
 from evals.results import score_records, summarize
 from evals.runner import EvalRefused, evaluate, results_path
 from evals.spec import EvalSpec
@@ -196,7 +196,7 @@ def cmd_eval_rescore(args: argparse.Namespace, settings: Settings) -> int:
         known = ", ".join(task.profiles)
         console.print(f"[red]error:[/red] {task.name} has profiles {known}")
         return 2
-    records = score_records(task, list(SampleLog(args.run_dir, check=record_problem)), args.profile)
+    records = score_records(task, list(SampleLog(args.run_dir, check=reply_problem)), args.profile)
     results = summarize(task, spec, records, args.profile)
     path = results_path(args.run_dir, args.profile)
     write_json_atomic(path, results)

@@ -29,20 +29,24 @@ SAMPLES_FILE = "samples.jsonl"
 TORN_FILE = "samples.torn"  # torn tails moved aside by `repair`, kept for inspection
 REJECTED_FILE = "samples.rejected.jsonl"  # damaged and conflicting lines, set aside
 
-#: What a record of each status needs to be scored or reported.
+#: What a record of each status needs to be reported, or resumed from, as it was scored.
 RECORD_FIELDS = {"ok": ("doc_id", "sample", "resps", "metrics"), "error": ("doc_id", "error")}
+#: What a record needs to be scored again: its metrics are what rescoring replaces.
+REPLY_FIELDS = {**RECORD_FIELDS, "ok": ("doc_id", "sample", "resps")}
 
 
-def record_problem(record: dict[str, Any]) -> str | None:
+def record_problem(
+    record: dict[str, Any], needs: dict[str, tuple[str, ...]] = RECORD_FIELDS
+) -> str | None:
     """Why an eval record cannot be used as it is, or None.
 
     >>> record_problem({"sample_id": "s1", "status": "ok", "sample": {}, "resps": ["A"]})
     'no doc_id, metrics'
     """
     status = record.get("status")
-    if status not in RECORD_FIELDS:
+    if status not in needs:
         return f"status {status!r} is not ok or error"
-    missing = [name for name in RECORD_FIELDS[status] if name not in record]
+    missing = [name for name in needs[status] if name not in record]
     if missing:
         return f"no {', '.join(missing)}"
     if not isinstance(record["doc_id"], int) or isinstance(record["doc_id"], bool):
@@ -52,6 +56,15 @@ def record_problem(record: dict[str, Any]) -> str | None:
     ):
         return "no reply in resps, or no sample"
     return None
+
+
+def reply_problem(record: dict[str, Any]) -> str | None:
+    """Why a record cannot be scored again (rescore), or None: no metrics needed.
+
+    >>> reply_problem({"doc_id": 0, "status": "ok", "sample": {}, "resps": ["A"]}) is None
+    True
+    """
+    return record_problem(record, REPLY_FIELDS)
 
 
 @dataclass(frozen=True)

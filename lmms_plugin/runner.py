@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents import frame_store
+from agents.completion import EndpointError
 from agents.decode_pool import decode_processes
 from agents.protocol import PARSER_VERSION
 from agents.protocols import get_protocol
@@ -121,7 +122,10 @@ async def answer(
     """Run every document through the graph against `endpoint` (`llm` its client); the
     settings of each task are fitted to the served model first, and a task its protocol
     cannot serve is refused (TaskRefused, ValueError) before any document runs."""
-    regime = await served_regime(llm)
+    try:
+        regime = await served_regime(llm)
+    except EndpointError:  # each document's own run reports the endpoint, in its log line
+        regime = None
     contexts: dict[str, Context] = {}
     plans = []
     for doc in docs:

@@ -74,3 +74,22 @@ def test_damaged_lines_are_named_set_aside_and_run_again(tmp_path):
         "error_lines": 0,
     }
     assert results(folder)["counts"]["scored"] == len(samples)
+
+
+def test_replies_without_metrics_are_scored_again_by_rescore(tmp_path):
+    """Rescoring replaces metrics, so a log whose records carry only replies (another tool's,
+    or one written before scoring) is scored, not set aside as damaged."""
+    options = needle_options(1)
+    samples = needle_samples(tmp_path / "data", options)
+    env = app_env(tmp_path / "home")
+    with ScriptedServer(Oracle(samples)) as server:
+        command = eval_command(server.base_url, tmp_path / "data", tmp_path / "out", options)
+        assert run_cli(command, env).returncode == 0
+    folder = run_folder(tmp_path / "out")
+    log = folder / "samples.jsonl"
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    log.write_text("".join(json.dumps({k: v for k, v in x.items() if k != "metrics"}) + "\n"
+                           for x in lines))  # fmt: skip
+    rescore = run_cli(app_command("eval", "rescore", str(folder), "--profile", "official"), env)
+    assert rescore.returncode == 0 and "not read" not in rescore.stderr, rescore.stderr
+    assert results(folder)["counts"]["scored"] == len(samples)
