@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.completion import SamplingParams
 from agents.misreads import misread, misreadable
-from agents.requests import ModelRequest
+from agents.requests import ModelRequest, SamplingParams
 from evals.note_noise import NoisyNotes, split_options
 from evals.study import run_study
 from evals.tasks import get_task
