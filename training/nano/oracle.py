@@ -151,6 +151,9 @@ def answer_turn(truth: Truth, opening: str, spans, mode: str) -> str:
     if found is None:
         return render_turn(f"{opening}\nThe notes do not show it.", answer=_guess(truth, mode))
     lines, answer = found
+    if answer is None:  # no option fits what the notes show (a scan of part of the video)
+        return render_turn(f"{opening}\n{lines}\nNo option fits the notes.",
+                           answer=_guess(truth, mode))  # fmt: skip
     return render_turn(f"{opening}\n{lines}", answer=answer)
 
 
@@ -194,7 +197,7 @@ def main_turn(truth: Truth, messages: Sequence[Mapping]) -> str:
         visible = _overview_spans(video, frame_times(messages[users[0]]))
         if intent.ask in ("colour", "shape") and intent.named:
             direct = after_notes(intent, mode, item.options, visible)
-            if direct is not None:
+            if direct is not None and direct[1] is not None:
                 return render_turn(f"{opening} {look}\n{direct[0]}", answer=direct[1])
         if intent.ask == "unknown" and not tools:
             return answer_turn(truth, f"{opening} {look}", visible, mode)
