@@ -300,3 +300,24 @@ def test_the_rebuild_command_runs_its_first_steps_deterministically(tmp_path):
 def test_the_nano_modules_doctests_pass(module):
     result = doctest.testmod(module)
     assert result.attempted >= 1 and result.failed == 0
+
+
+def test_where_no_option_fits_the_notes_the_oracle_still_answers_with_a_letter(tmp_path):
+    """A two-agent scanner can see part of the video: its note fits no option of a
+    'what happens' question. The oracle's turn says so and answers (the rebuild's data stage
+    stopped on a turn without an answer)."""
+    import random
+
+    from training.nano import phrasing
+
+    video, _ = benchmark.generate(tmp_path, 11, minutes=(1, 2))
+    item = phrasing.phrased(video, random.Random(0), 0, group="describe", options=True)
+    assert item.options
+    truth = oracle.Truth(video, item, chat=True)
+    seen = next(s for s in (("green", "cross"), ("yellow", "square"), ("blue", "circle"))
+                if not any(f"{s[0]} {s[1]}" in option for option in item.options))  # fmt: skip
+    spans = {seen: (30.0, 34.0)}  # what a scanner of part of the video might report
+    assert oracle.reasoning(item, spans, chat=True)[1] is None  # the case: no option fits
+    turn = parse(oracle.answer_turn(truth, "The question asks what happens.", spans, "letter"))
+    assert turn.well_formed and turn.answer == item.answer
+    assert "No option fits the notes." in turn.think
