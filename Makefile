@@ -10,7 +10,7 @@ STAMP   = $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[serve,studio,evals,train]" --group dev
+	$(BIN)/pip install --quiet -e ".[serve,studio,evals,train,postgres]" --group dev
 	touch $(STAMP)
 
 setup: $(STAMP)

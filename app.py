@@ -18,7 +18,6 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from agents import benchmark
 from agents.completion import EndpointError
@@ -27,16 +26,16 @@ from agents.synthetic import QAItem, read_manifest
 from agents.video import VideoError
 from evals.cli import add_eval_commands
 from graphs import event_loop
-from graphs.board import Board
 from graphs.builder import compile_graph
-from graphs.checkpointer import open_checkpointer
+from graphs.cli import add_board_commands
 from graphs.context import Context, add_context_arguments
+from graphs.postgres.url import DatabaseError, redact
 from graphs.presets import NANO
 from graphs.regime import served_context
 from graphs.report import RunDisplay, judge, result_record
 from graphs.run import RunInProgress, RunResult, run_question
 from graphs.settings import DEFAULT_ENDPOINT, Settings
-from graphs.traces import write_jsonl
+from graphs.stores import open_board, open_checkpoints
 from serving.cli import add_serve_command
 
 DEMO_DIR = Path(__file__).parent / "assets" / "demo"
@@ -59,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             home=args.home,
             board_db=args.board_db,
             checkpoint_db=args.checkpoint_db,
+            database_url=args.database_url,
         )
         return args.handler(args, settings)
     except KeyboardInterrupt:
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             console.print_exception()
         else:
-            console.print(f"[red]error:[/red] {escape(_message(exc))}")
+            console.print(f"[red]error:[/red] {escape(_message(exc, settings_url(args)))}")
         return 1 if isinstance(exc, EndpointError) else 2
 
 
@@ -77,13 +77,20 @@ class CLIError(Exception):
 
 
 # One message each, the traceback under --debug; anything else is a bug and bubbles up.
-USER_ERRORS = (CLIError, VideoError, EndpointError, RunInProgress, OSError, ValueError)
+USER_ERRORS = (
+    CLIError, VideoError, EndpointError, RunInProgress, DatabaseError, OSError, ValueError,
+)  # fmt: skip
 
 
-def _message(exc: BaseException) -> str:
+def _message(exc: BaseException, url: str | None = None) -> str:
     if isinstance(exc, OSError) and exc.filename and exc.strerror:
         return f"{exc.strerror}: {exc.filename}"
-    return str(exc) or type(exc).__name__
+    text = str(exc) or type(exc).__name__
+    return text.replace(url, redact(url)) if url else text  # a database password never shows
+
+
+def settings_url(args: argparse.Namespace) -> str | None:
+    return args.database_url or os.environ.get("PARAVT_DATABASE_URL") or None
 
 
 def _version() -> str:
@@ -115,6 +122,12 @@ def _global_arguments(parser: argparse.ArgumentParser, *, defaults: bool) -> Non
     group.add_argument("--board-db", type=Path, default=default(None), help="board SQLite file")
     group.add_argument(
         "--checkpoint-db", type=Path, default=default(None), help="LangGraph checkpoint file"
+    )
+    group.add_argument(
+        "--database-url",
+        default=default(None),
+        help="postgresql://... for the board and checkpoints, shared by many hosts "
+        "(env PARAVT_DATABASE_URL; default: SQLite files in --home)",
     )
     group.add_argument("--env-file", default=default(".env"), help="settings file (.env)")
     group.add_argument("-v", "--verbose", action="store_true", default=default(False))
@@ -155,17 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_question_arguments(demo)
     demo.set_defaults(handler=cmd_demo)
 
-    board = commands.add_parser("board", help="list runs, or show one run's notes")
-    board.add_argument("run_id", nargs="?")
-    board.add_argument("--limit", type=int, default=20)
-    board.set_defaults(handler=cmd_board)
-
-    traces = commands.add_parser("traces", help="trace commands")
-    traces_commands = _Commands(traces.add_subparsers(required=True, metavar="ACTION"), common)
-    export = traces_commands.add_parser("export", help="write stored traces as JSONL")
-    export.add_argument("--out", type=Path, required=True)
-    export.add_argument("--run", action="append", dest="runs", help="only these run ids")
-    export.set_defaults(handler=cmd_traces_export)
+    add_board_commands(commands.action, parents=[common])
 
     studio = commands.add_parser(
         "studio", help="open the graph in LangGraph Studio (langgraph dev)"
@@ -277,27 +280,30 @@ async def _run(
     on_update=None,
 ) -> RunResult:
     context = await served_context(args, base or Context(), settings.endpoint)
-    board = Board(settings.board_path)
-    async with (
-        settings.chat_model() as llm,
-        open_checkpointer(settings.checkpoint_path) as saver,
-    ):
-        # the client's once-per-invocation questions go out while the graph compiles
-        warm = asyncio.create_task(llm.warm_up(THINK_PREFIX if context.think_prefix else None))
-        graph = compile_graph(llm, board, checkpointer=saver, media_roots=settings.roots)
-        await warm
-        return await run_question(
-            graph,
-            board,
-            video_path=video,
-            question=question,
-            options=options,
-            kind=args.kind,
-            prompt=prompt,
-            context=context,
-            thread_id=args.thread_id,
-            on_update=on_update,
-        )
+    board = open_board(settings)
+    try:
+        async with (
+            settings.chat_model() as llm,
+            open_checkpoints(settings) as saver,
+        ):
+            # the client's once-per-invocation questions go out while the graph compiles
+            warm = asyncio.create_task(llm.warm_up(THINK_PREFIX if context.think_prefix else None))
+            graph = compile_graph(llm, board, checkpointer=saver, media_roots=settings.roots)
+            await warm
+            return await run_question(
+                graph,
+                board,
+                video_path=video,
+                question=question,
+                options=options,
+                kind=args.kind,
+                prompt=prompt,
+                context=context,
+                thread_id=args.thread_id,
+                on_update=on_update,
+            )
+    finally:
+        board.close()
 
 
 def _report(
@@ -317,50 +323,9 @@ def _report(
     return 1 if result.status == "failed" else 0
 
 
-def cmd_board(args: argparse.Namespace, settings: Settings) -> int:
-    board = Board(settings.board_path)
-    if args.run_id is None:
-        table = Table("run", "status", "answer", "question", title=str(settings.board_path))
-        for run in board.runs(limit=args.limit):
-            table.add_row(run["run_id"], run["status"], str(run["answer"]), run["question"][:60])
-        Console().print(table)
-        return 0
-    run = board.run(args.run_id)
-    if run is None:
-        console.print(f"[red]error:[/red] no run {args.run_id!r} in {settings.board_path}")
-        return 2
-    table = Table(
-        "note",
-        "window (s)",
-        "verdict",
-        "tokens",
-        "content",
-        title=f"run {args.run_id}: {run['status']}, answer {run['answer']!r}",
-    )
-    for note in board.notes(args.run_id):
-        table.add_row(
-            note.key,
-            f"{note.start:.1f}-{note.end:.1f}",
-            str(note.verdict),
-            str(note.prompt_tokens + note.completion_tokens),
-            note.content[:120],
-        )
-    Console().print(table)
-    return 0
-
-
-def cmd_traces_export(args: argparse.Namespace, settings: Settings) -> int:
-    board = Board(settings.board_path)
-    wanted = set(args.runs or [])
-    count = write_jsonl(
-        (t for t in board.traces() if not wanted or t["run_id"] in wanted), args.out
-    )
-    console.print(f"wrote {count} traces to {args.out}")
-    return 0
-
-
 def cmd_studio(args: argparse.Namespace, settings: Settings) -> int:
-    """Start `langgraph dev` offline: no analytics, no version check, no tracing upload."""
+    """Start `langgraph dev` offline: no analytics, no version check, no tracing upload. With
+    a database URL the board and the server's checkpoints go to it (langgraph.postgres.json)."""
     env = {
         **os.environ,
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
@@ -369,6 +334,10 @@ def cmd_studio(args: argparse.Namespace, settings: Settings) -> int:
         "PARAVT_ENDPOINT": settings.endpoint,
         "PARAVT_HOME": str(settings.home),
     }
+    config = "langgraph.json"
+    if settings.database_url:
+        env["PARAVT_DATABASE_URL"] = settings.database_url
+        config = "langgraph.postgres.json"
     langgraph = Path(sys.executable).with_name("langgraph")
     command = [
         str(langgraph),
@@ -377,7 +346,7 @@ def cmd_studio(args: argparse.Namespace, settings: Settings) -> int:
         "--port",
         str(args.port),
         "--config",
-        str(Path(__file__).parent / "langgraph.json"),
+        str(Path(__file__).parent / config),
     ]
     return subprocess.call(command, env=env, cwd=Path(__file__).parent)
 

@@ -6,6 +6,7 @@ or `failed`; `release_run` ends one that stopped early (`interrupted` when cance
 process that dies first leaves it `running`: whoever opens the board next finds that its
 owner has ended (`graphs.owners`) and marks it `interrupted` (`mark_stale_interrupted`).
 Every process that runs the graph, the CLI or a LangGraph server, goes through these.
+`graphs.postgres.board` keeps the same board in PostgreSQL (`graphs.board_base`).
 """
 
 from __future__ import annotations
@@ -16,50 +17,38 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 
 import sqlite_utils
 
 from graphs import owners
+from graphs.board_base import (
+    NOTE_COLUMNS,
+    RUN_STATUSES,
+    BoardStore,
+    Note,
+    check_final,
+    decode_run,
+    note_from_row,
+    too_new,
+)
 from graphs.sqlite_locks import BUSY_TIMEOUT_S, is_locked, retry_locked
 
+__all__ = ["RUN_STATUSES", "SCHEMA_VERSION", "Board", "BoardStore", "Note"]
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2  # 2: runs.owner
+TABLES = ("runs", "notes", "traces")
 _T = TypeVar("_T")
-RUN_STATUSES = ("running", "answered", "no_answer", "failed", "interrupted")
-
-
-@dataclass(frozen=True)
-class Note:
-    """One sub-agent's finding about a window, with its provenance and cost."""
-
-    run_id: str
-    key: str  # unique within a run, e.g. "t0c2": turn 0, call 2
-    author: str
-    turn: int
-    call_index: int
-    start: float
-    end: float
-    frames: list[float]  # timestamps of the frames the note was made from
-    content: str
-    verdict: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_s: float = 0.0
-    created_at: float = field(default_factory=time.time)
-
-
-_NOTE_COLUMNS = tuple(Note.__dataclass_fields__)
-_QUOTED = ", ".join(f'"{name}"' for name in _NOTE_COLUMNS)  # "start", "end" are keywords
+_QUOTED = ", ".join(f'"{name}"' for name in NOTE_COLUMNS)  # "start", "end" are keywords
 _INSERT_NOTE = (
-    f"INSERT OR IGNORE INTO notes ({_QUOTED}) VALUES ({', '.join('?' * len(_NOTE_COLUMNS))})"
+    f"INSERT OR IGNORE INTO notes ({_QUOTED}) VALUES ({', '.join('?' * len(NOTE_COLUMNS))})"
 )
 
 
-class Board:
+class Board(BoardStore):
     """A SQLite board (WAL). Safe to share between threads; every write is idempotent."""
 
     def __init__(
@@ -72,6 +61,7 @@ class Board:
         """Open (creating if needed) the board at `path`; with `mark_stale`, runs left
         `running` by ended processes are marked `interrupted` on opening."""
         self.path = Path(path)
+        self.where = str(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.busy_timeout_s = busy_timeout_s
         conn = sqlite3.connect(self.path, check_same_thread=False, timeout=busy_timeout_s)
@@ -105,6 +95,10 @@ class Board:
 
     def _create_tables(self) -> None:
         db = self._db
+        if db["meta"].exists():  # a newer schema is refused before anything is written
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row and int(row[0]) > SCHEMA_VERSION:
+                raise too_new(str(self.path), int(row[0]), SCHEMA_VERSION)
         db["runs"].create(
             {
                 "run_id": str,
@@ -188,8 +182,7 @@ class Board:
     def release_run(self, run_id: str, *, status: str = "interrupted", error: str) -> bool:
         """End a run that stopped before finishing (cancelled, or an unexpected error), if it
         is still `running`; False when it is not (already finished, or not registered)."""
-        if status not in RUN_STATUSES or status == "running":
-            raise ValueError(f"release_run status must be a final run status, got {status!r}")
+        check_final(status)
         with self._lock:
             cursor = self._db.execute(
                 "UPDATE runs SET status = ?, error = ?, finished_at = ? "
@@ -198,29 +191,8 @@ class Board:
             )
             return cursor.rowcount > 0
 
-    def run_is_live(self, run_id: str) -> bool:
-        """Whether the run is `running` under an owner that still lives (or on another host,
-        where that cannot be told)."""
-        run = self.run(run_id)
-        if run is None or run["status"] != "running":
-            return False
-        return owners.is_alive(owners.Owner.from_json(run.get("owner"))) is not False
-
-    def mark_stale_interrupted(self) -> list[str]:
-        """Mark `interrupted` every `running` run whose owner process has ended (runs with no
-        recorded owner too); returns their ids. Runs of live owners are left alone."""
-        with self._lock:
-            rows = list(self._db.query("SELECT run_id, owner FROM runs WHERE status = 'running'"))
-        stale = []
-        for row in rows:
-            owner = owners.Owner.from_json(row["owner"])
-            if owners.is_alive(owner) is False:
-                stale.append((row["run_id"], _ended_message(owner)))
-        for run_id, message in stale:
-            self.release_run(run_id, status="interrupted", error=message)
-        if stale:
-            log.info("%s: marked %d stale runs interrupted", self.path, len(stale))
-        return [run_id for run_id, _ in stale]
+    def _running_owners(self) -> list[dict[str, Any]]:
+        return self._rows("SELECT run_id, owner FROM runs WHERE status = 'running'")
 
     def finish_run(
         self,
@@ -253,7 +225,7 @@ class Board:
         row = asdict(note)
         row["frames"] = json.dumps(row["frames"])
         with self._lock:
-            cursor = self._db.execute(_INSERT_NOTE, [row[name] for name in _NOTE_COLUMNS])
+            cursor = self._db.execute(_INSERT_NOTE, [row[name] for name in NOTE_COLUMNS])
             return cursor.rowcount == 1
 
     def set_verdict(self, run_id: str, key: str, verdict: str) -> None:
@@ -265,17 +237,17 @@ class Board:
     def notes(self, run_id: str) -> list[Note]:
         """A run's notes in the order they were asked for (turn, then call index)."""
         rows = self._rows("SELECT * FROM notes WHERE run_id = ? ORDER BY turn, call_index", run_id)
-        return [Note(**{**row, "frames": json.loads(row["frames"])}) for row in rows]
+        return [note_from_row(row) for row in rows]
 
     def run(self, run_id: str) -> dict[str, Any] | None:
         rows = self._rows("SELECT * FROM runs WHERE run_id = ?", run_id)
-        return _decode_run(rows[0]) if rows else None
+        return decode_run(rows[0]) if rows else None
 
     def runs(self, limit: int = 20) -> list[dict[str, Any]]:
         """The newest runs first."""
         with self._lock:
             rows = list(self._db["runs"].rows_where(order_by="started_at desc", limit=limit))
-        return [_decode_run(row) for row in rows]
+        return [decode_run(row) for row in rows]
 
     def trace(self, run_id: str) -> dict[str, Any] | None:
         rows = self._rows("SELECT trace FROM traces WHERE run_id = ?", run_id)
@@ -287,6 +259,10 @@ class Board:
             rows = list(self._db["traces"].rows_where(order_by="written_at"))
         for row in rows:
             yield json.loads(row["trace"])
+
+    def dump(self) -> dict[str, list[dict[str, Any]]]:
+        """Every row of the runs, notes and traces tables as stored (for a copy elsewhere)."""
+        return {t: self._rows(f"SELECT * FROM {t} ORDER BY rowid") for t in TABLES}
 
     def _rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
         """The rows of one query as dicts (plain SQL: sqlite-utils' helpers look the table up
@@ -323,16 +299,3 @@ class Board:
     def close(self) -> None:
         with self._lock:
             self._db.conn.close()
-
-
-def _ended_message(owner: owners.Owner | None) -> str:
-    if owner is None:
-        return "interrupted: the process that ran it ended without finishing it"
-    return (
-        f"interrupted: its process (pid {owner.pid} on {owner.host}) ended without "
-        "finishing it; rerun with the same thread id to resume"
-    )
-
-
-def _decode_run(row: dict[str, Any]) -> dict[str, Any]:
-    return {**row, "settings": json.loads(row["settings"] or "{}")}

@@ -175,6 +175,18 @@ class SqliteCheckpointer(SqliteSaver):
         return await self._queue(lambda: self._waiting(history))
 
 
+def saved(path: str | Path) -> tuple[list[Any], list[tuple]]:
+    """Every checkpoint of the file at ``path`` (`CheckpointTuple`s) and every pending write
+    as stored: (thread, namespace, checkpoint, task, task path, index, channel, type, value)."""
+    with closing(sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True)) as conn:
+        checkpoints = list(SqliteSaver(conn).list(None))
+        writes = conn.execute(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, "
+            "channel, type, value FROM writes ORDER BY rowid"
+        ).fetchall()
+    return checkpoints, writes
+
+
 @asynccontextmanager
 async def open_checkpointer(
     path: str | Path, *, busy_timeout_s: float = BUSY_TIMEOUT_S

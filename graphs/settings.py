@@ -1,7 +1,8 @@
-"""Process settings (endpoint, model, database paths) from the environment or `.env`."""
+"""Process settings (endpoint, model, databases) from the environment or `.env`."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -22,6 +23,8 @@ class Settings:
     home: Path = Path(".paravt")
     board_db: Path | None = None
     checkpoint_db: Path | None = None
+    # PostgreSQL for the board and the checkpoints (graphs.stores); never printed whole
+    database_url: str | None = dataclasses.field(default=None, repr=False)
     media_roots: str = ""  # os.pathsep-separated folders chats may name media under
 
     @property

@@ -28,6 +28,10 @@ OWNERS = {
     "av": {"agents/video.py", "agents/video_probe.py"},  # decoding, and what a file is
     "decord": {"agents/video.py"},
     "sqlite_utils": {"graphs/board.py"},
+    # the board and checkpoints in PostgreSQL: the driver, its pool, LangGraph's saver
+    "psycopg": {"graphs/postgres/"},
+    "psycopg_pool": {"graphs/postgres/"},
+    "langgraph.checkpoint.postgres": {"graphs/postgres/"},
     "langgraph": {"graphs/", "training/", "evals/", "app.py"},
     "langchain_core": {"graphs/", "training/", "evals/", "app.py"},
     "torch": {"training/", "serving/"},
@@ -85,14 +89,28 @@ def test_heavy_libraries_have_one_owner():
         for path in paths:
             relative = str(path.relative_to(ROOT))
             for module in imported_modules(path):
-                top = module.split(".")[0]
-                owners = OWNERS.get(top, set()) | EXTRA_OWNERS.get(top, set())
-                if top in OWNERS and not owned_by(relative, owners):
-                    offenders.append(f"{relative} imports {module}")
+                for name in {module.split(".")[0], *_owned_prefixes(module)}:
+                    owners = OWNERS.get(name, set()) | EXTRA_OWNERS.get(name, set())
+                    if name in OWNERS and not owned_by(relative, owners):
+                        offenders.append(f"{relative} imports {module}")
     assert offenders == []
+
+
+def _owned_prefixes(module: str) -> list[str]:
+    """The dotted prefixes of ``module`` that have an owner of their own (a package's part)."""
+    parts = module.split(".")
+    return [p for p in (".".join(parts[:i]) for i in range(2, len(parts) + 1)) if p in OWNERS]
 
 
 def test_the_checker_sees_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import openai\nfrom graphs.board import Board\n")
     assert imported_modules(bad) == {"openai", "graphs.board"}
+
+
+def test_a_package_part_has_its_own_owner():
+    assert _owned_prefixes("langgraph.checkpoint.postgres.aio") == ["langgraph.checkpoint.postgres"]
+    assert _owned_prefixes("langgraph.graph") == []
+    assert not owned_by("graphs/board.py", OWNERS["langgraph.checkpoint.postgres"])
+    assert owned_by("graphs/postgres/board.py", OWNERS["psycopg"])
+    assert not owned_by("app.py", OWNERS["psycopg"])

@@ -1,0 +1,113 @@
+"""`app.py board ...` and `app.py traces export`: what is on the board, and moving it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from graphs import event_loop
+from graphs.postgres.url import check_url, redact
+from graphs.settings import Settings
+from graphs.stores import board_location, open_board
+from graphs.traces import write_jsonl
+
+console = Console(stderr=True)
+
+
+class BoardUsage(ValueError):
+    """A board command given the wrong arguments; the message says which."""
+
+
+def add_board_commands(
+    commands: argparse._SubParsersAction, parents: list[argparse.ArgumentParser] = ()
+) -> None:
+    """`board` (with `board migrate --to URL`) and `traces export`; `parents` hold flags
+    every command takes (app.py's globals)."""
+    parents = list(parents)
+    board = commands.add_parser(
+        "board",
+        parents=parents,
+        help="list runs, show one run's notes, or `board migrate --to URL` (SQLite to PostgreSQL)",
+    )
+    board.add_argument("run_id", nargs="?", help="a run id, or `migrate`")
+    board.add_argument("--limit", type=int, default=20)
+    board.add_argument(
+        "--to",
+        metavar="URL",
+        help="with `migrate`: the postgresql:// URL to copy the home's board and checkpoints to",
+    )
+    board.set_defaults(handler=cmd_board)
+
+    traces = commands.add_parser("traces", help="trace commands", parents=parents)
+    actions = traces.add_subparsers(required=True, metavar="ACTION")
+    export = actions.add_parser("export", help="write stored traces as JSONL", parents=parents)
+    export.add_argument("--out", type=Path, required=True)
+    export.add_argument("--run", action="append", dest="runs", help="only these run ids")
+    export.set_defaults(handler=cmd_traces_export)
+
+
+def cmd_board(args: argparse.Namespace, settings: Settings) -> int:
+    if args.run_id == "migrate":
+        return cmd_board_migrate(args, settings)
+    if args.to:
+        raise BoardUsage("--to goes with `board migrate` (app.py board migrate --to URL)")
+    board = open_board(settings)
+    try:
+        return _show(board, args, board_location(settings))
+    finally:
+        board.close()
+
+
+def _show(board, args: argparse.Namespace, where: str) -> int:
+    if args.run_id is None:
+        table = Table("run", "status", "answer", "question", title=where)
+        for run in board.runs(limit=args.limit):
+            table.add_row(run["run_id"], run["status"], str(run["answer"]), run["question"][:60])
+        Console().print(table)
+        return 0
+    run = board.run(args.run_id)
+    if run is None:
+        raise BoardUsage(f"no run {args.run_id!r} on the board {where}")
+    table = Table(
+        "note", "window (s)", "verdict", "tokens", "content",
+        title=f"run {args.run_id}: {run['status']}, answer {run['answer']!r}",
+    )  # fmt: skip
+    for note in board.notes(args.run_id):
+        table.add_row(
+            note.key,
+            f"{note.start:.1f}-{note.end:.1f}",
+            str(note.verdict),
+            str(note.prompt_tokens + note.completion_tokens),
+            note.content[:120],
+        )
+    Console().print(table)
+    return 0
+
+
+def cmd_board_migrate(args: argparse.Namespace, settings: Settings) -> int:
+    """Copy the home's SQLite board and checkpoints to the database at --to."""
+    if not args.to:
+        raise BoardUsage("board migrate needs --to postgresql://USER:PASSWORD@HOST/DATABASE")
+    url = check_url(args.to)
+    from graphs.postgres.migrate import migrate_home
+
+    console.print(f"copying {settings.board_path} and {settings.checkpoint_path} to {redact(url)}")
+    migration = event_loop.run(migrate_home(settings.board_path, settings.checkpoint_path, url))
+    console.print(f"copied {migration.summary()} (the rest were there already)")
+    console.print(f"use it with: export PARAVT_DATABASE_URL='{redact(url)}' (your password)")
+    return 0
+
+
+def cmd_traces_export(args: argparse.Namespace, settings: Settings) -> int:
+    board = open_board(settings)
+    wanted = set(args.runs or [])
+    try:
+        traces = (t for t in board.traces() if not wanted or t["run_id"] in wanted)
+        count = write_jsonl(traces, args.out)
+    finally:
+        board.close()
+    console.print(f"wrote {count} traces to {args.out}")
+    return 0

@@ -1,0 +1,42 @@
+"""Where the board and LangGraph's checkpoints live: SQLite files in the home folder (the
+embedded default), or one PostgreSQL database when a URL is given (``PARAVT_DATABASE_URL``,
+``--database-url``), for runs on many hosts. The PostgreSQL modules load only then."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from graphs.board import Board
+from graphs.board_base import BoardStore
+from graphs.checkpointer import open_checkpointer
+from graphs.postgres.url import check_url, redact
+from graphs.settings import Settings
+
+
+def board_location(settings: Settings) -> str:
+    """Where the board is, as it may be shown (a URL without its password)."""
+    return redact(settings.database_url) if settings.database_url else str(settings.board_path)
+
+
+def open_board(settings: Settings, **options: Any) -> BoardStore:
+    """The board these settings name (``options`` go to its constructor)."""
+    if settings.database_url:
+        from graphs.postgres.board import PostgresBoard
+
+        return PostgresBoard(check_url(settings.database_url), **options)
+    return Board(settings.board_path, **options)
+
+
+@asynccontextmanager
+async def open_checkpoints(settings: Settings) -> AsyncIterator[Any]:
+    """LangGraph's checkpointer for these settings, for the life of the block."""
+    if settings.database_url:
+        from graphs.postgres.checkpointer import open_postgres_checkpointer
+
+        async with open_postgres_checkpointer(check_url(settings.database_url)) as saver:
+            yield saver
+    else:
+        async with open_checkpointer(settings.checkpoint_path) as saver:
+            yield saver
