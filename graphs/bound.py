@@ -16,7 +16,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from agents.completion import ChatModel, Completion, TextSink
 from agents.requests import ModelRequest
-from graphs.board import Board
+from graphs.board_base import BoardStore
 from graphs.builder import compile_graph
 
 _MODEL: contextvars.ContextVar[ChatModel] = contextvars.ContextVar("paravt_bound_model")
@@ -47,10 +47,10 @@ def bound(model: ChatModel) -> Iterator[None]:
         _MODEL.reset(token)
 
 
-_GRAPHS: weakref.WeakKeyDictionary[Board, CompiledStateGraph] = weakref.WeakKeyDictionary()
+_GRAPHS: weakref.WeakKeyDictionary[BoardStore, CompiledStateGraph] = weakref.WeakKeyDictionary()
 
 
-def shared_graph(board: Board) -> CompiledStateGraph:
+def shared_graph(board: BoardStore) -> CompiledStateGraph:
     """The graph of ``board`` for bound runs, compiled on first use (no checkpointer)."""
     if board not in _GRAPHS:
         _GRAPHS[board] = compile_graph(BoundModel(), board)

@@ -24,7 +24,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from agents.completion import ChatModel
-from graphs.board import Board
+from graphs.board_base import BoardStore
 from graphs.context import Context
 from graphs.lifecycle import guarded
 from graphs.nodes.collect import collect
@@ -41,7 +41,7 @@ from graphs.state import InputState, OutputState, State
 
 def build_graph(
     llm: ChatModel,
-    board: Board,
+    board: BoardStore,
     *,
     media_roots: Sequence[Path] | None = None,
     preset: Context | None = None,
@@ -85,7 +85,7 @@ def build_graph(
 
 def compile_graph(
     llm: ChatModel,
-    board: Board,
+    board: BoardStore,
     *,
     checkpointer: Checkpointer = None,
     media_roots: Sequence[Path] | None = None,

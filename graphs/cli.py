@@ -93,6 +93,11 @@ def cmd_board_migrate(args: argparse.Namespace, settings: Settings) -> int:
         raise BoardUsage("board migrate needs --to postgresql://USER:PASSWORD@HOST/DATABASE")
     url = check_url(args.to)
     from graphs.postgres.migrate import migrate_home
+    from graphs.postgres.pool import check_reachable
+
+    if not settings.board_path.exists():
+        raise FileNotFoundError(2, "no board to migrate", str(settings.board_path))
+    check_reachable(url)
 
     console.print(f"copying {settings.board_path} and {settings.checkpoint_path} to {redact(url)}")
     migration = event_loop.run(migrate_home(settings.board_path, settings.checkpoint_path, url))

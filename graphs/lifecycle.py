@@ -17,15 +17,16 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graphs.board import Board
+from graphs.board_base import BoardStore
 from graphs.context import Context, effective
+from graphs.postgres.url import DatabaseError
 from graphs.traces import build_trace
 
 log = logging.getLogger(__name__)
 
 
 def guarded(
-    node: Callable[..., Awaitable[Any]], board: Board, defaults: Context
+    node: Callable[..., Awaitable[Any]], board: BoardStore, defaults: Context
 ) -> Callable[..., Awaitable[Any]]:
     """``node`` recording how a run ended, and given ``defaults`` as its context when the run
     was started without one (a direct ``invoke``; servers build the schema's defaults)."""
@@ -46,8 +47,15 @@ def guarded(
     return run
 
 
-async def _end(board: Board, payload, args, kwargs, status: str, error: str) -> None:
+async def _end(board: BoardStore, payload, args, kwargs, status: str, error: str) -> None:
     run_id = payload.get("run_id") if isinstance(payload, dict) else None
+    try:
+        await _record(board, run_id, payload, args, kwargs, status, error)
+    except DatabaseError as exc:  # the database is gone: the run's own error says the rest
+        log.warning("could not record run %s as %s: %s", run_id, status, exc)
+
+
+async def _record(board, run_id, payload, args, kwargs, status: str, error: str) -> None:
     # off the event loop: a LangGraph server refuses blocking calls inside a run
     if not run_id or await asyncio.to_thread(board.run, run_id) is None:
         return
@@ -61,5 +69,7 @@ async def _end(board: Board, payload, args, kwargs, status: str, error: str) -> 
             )
         else:
             await asyncio.to_thread(board.release_run, run_id, status=status, error=error)
+    except DatabaseError:
+        raise
     except Exception:  # the board must not hide the run's own error
         log.exception("could not record run %s as %s", run_id, status)

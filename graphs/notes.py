@@ -7,7 +7,7 @@ written once, as the same row, with the same progress event.
 
 from __future__ import annotations
 
-from graphs.board import Board, Note
+from graphs.board_base import BoardStore, Note
 from graphs.context import Context
 from graphs.offload import board_call
 from graphs.progress import report
@@ -19,7 +19,7 @@ def needs_verification(ctx: Context, result: ToolResult) -> bool:
     return ctx.board_mode == "verified" and result["frames"] is None
 
 
-async def post_note(board: Board, task: VerifyTask, result: ToolResult) -> None:
+async def post_note(board: BoardStore, task: VerifyTask, result: ToolResult) -> None:
     """Write ``result`` as the board's note for its call (`graphs.offload`) and report it."""
     usage = task["usage"]
     note = Note(

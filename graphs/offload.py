@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from agents import video
 from agents.requests import ModelRequest
 from graphs import event_loop
-from graphs.board import Board
+from graphs.board_base import BoardStore
 
 _T = TypeVar("_T")
 
@@ -42,8 +42,10 @@ def prepare_if_cached(request: ModelRequest) -> None:
         request.prepare(cached_only=True)
 
 
-async def board_call(board: Board, method: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
-    """``method(*args, **kwargs)``, a call of ``board`` (`Board.at_once`, else a thread)."""
+async def board_call(
+    board: BoardStore, method: Callable[..., _T], /, *args: Any, **kwargs: Any
+) -> _T:
+    """``method(*args, **kwargs)``, a call of ``board`` (`at_once`, else a thread)."""
     if event_loop.owned():
         done, value = board.at_once(method, *args, **kwargs)
         if done:

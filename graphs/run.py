@@ -9,9 +9,10 @@ board is opened again (`graphs.board`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +20,9 @@ from langgraph.graph.state import CompiledStateGraph
 
 from agents.completion import EndpointError
 from graphs import offload, owners
-from graphs.board import Board
+from graphs.board_base import BoardStore
 from graphs.context import Context
+from graphs.postgres.url import DatabaseError
 from graphs.traces import Trace, build_trace
 
 log = logging.getLogger(__name__)
@@ -46,7 +48,7 @@ class RunResult:
 
 async def run_question(
     graph: CompiledStateGraph,
-    board: Board,
+    board: BoardStore,
     *,
     video_path: str,
     question: str,
@@ -111,7 +113,8 @@ async def run_question(
                 if on_update is not None and isinstance(values, dict):
                     on_update(node, values)
     except asyncio.CancelledError:
-        board.release_run(run_id, status="interrupted", error="cancelled before it finished")
+        with _unless_database_lost(run_id, "interrupted"):
+            board.release_run(run_id, status="interrupted", error="cancelled before it finished")
         raise
     except EndpointError as exc:
         log.error("run %s failed: %s", run_id, exc)
@@ -128,12 +131,23 @@ async def run_question(
         return RunResult(run_id, thread_id, "failed", None, None, None, str(exc), trace)
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
-        await asyncio.to_thread(board.release_run, run_id, status="failed", error=error)
+        with _unless_database_lost(run_id, "failed"):
+            await asyncio.to_thread(board.release_run, run_id, status="failed", error=error)
         raise
     return await _finished(board, run_id, thread_id)
 
 
-def _claim(board: Board, run_id: str, thread_id: str) -> None:
+@contextlib.contextmanager
+def _unless_database_lost(run_id: str, status: str) -> Iterator[None]:
+    """Record how a run ended unless the database is gone (then the run's owner is gone
+    too, and the next process to open the board marks it interrupted)."""
+    try:
+        yield
+    except DatabaseError as lost:
+        log.warning("could not record run %s as %s: %s", run_id, status, lost)
+
+
+def _claim(board: BoardStore, run_id: str, thread_id: str) -> None:
     """Own a resumed run, unless another live process is running it now."""
     run = board.run(run_id)
     if run is not None and board.run_is_live(run_id):
@@ -146,7 +160,7 @@ def _claim(board: Board, run_id: str, thread_id: str) -> None:
     board.claim_run(run_id)
 
 
-async def _finished(board: Board, run_id: str, thread_id: str) -> RunResult:
+async def _finished(board: BoardStore, run_id: str, thread_id: str) -> RunResult:
     trace = await offload.board_call(board, board.trace, run_id)
     if trace is None:
         raise RuntimeError(f"run {run_id} ended without reaching the finish node")

@@ -25,6 +25,7 @@ class Settings:
     checkpoint_db: Path | None = None
     # PostgreSQL for the board and the checkpoints (graphs.stores); never printed whole
     database_url: str | None = dataclasses.field(default=None, repr=False)
+    database_retry_s: float = 30.0  # how long an operation waits for the database to return
     media_roots: str = ""  # os.pathsep-separated folders chats may name media under
 
     @property
@@ -66,6 +67,6 @@ class Settings:
 def _convert(name: str, raw: str):
     if name in ("home", "board_db", "checkpoint_db"):
         return Path(raw)
-    if name == "request_timeout":
+    if name in ("request_timeout", "database_retry_s"):
         return float(raw)
     return raw

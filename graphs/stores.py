@@ -25,6 +25,7 @@ def open_board(settings: Settings, **options: Any) -> BoardStore:
     if settings.database_url:
         from graphs.postgres.board import PostgresBoard
 
+        options.setdefault("retry_s", settings.database_retry_s)
         return PostgresBoard(check_url(settings.database_url), **options)
     return Board(settings.board_path, **options)
 
@@ -35,7 +36,8 @@ async def open_checkpoints(settings: Settings) -> AsyncIterator[Any]:
     if settings.database_url:
         from graphs.postgres.checkpointer import open_postgres_checkpointer
 
-        async with open_postgres_checkpointer(check_url(settings.database_url)) as saver:
+        url, retry_s = check_url(settings.database_url), settings.database_retry_s
+        async with open_postgres_checkpointer(url, retry_s=retry_s) as saver:
             yield saver
     else:
         async with open_checkpointer(settings.checkpoint_path) as saver:

@@ -19,7 +19,7 @@ from agents.protocols import get_protocol
 from agents.sampling import overview_count
 from graphs import offload
 from graphs.asking import humans, next_question
-from graphs.board import Board
+from graphs.board_base import BoardStore
 from graphs.budget import budget_problem, served_context_length, window_frames_cap
 from graphs.chat_input import MediaRefused
 from graphs.context import Context, effective
@@ -27,7 +27,7 @@ from graphs.progress import report
 from graphs.state import CallRecord, State
 
 
-def make_prepare(board: Board, roots: Sequence[Path], llm: ChatModel):
+def make_prepare(board: BoardStore, roots: Sequence[Path], llm: ChatModel):
     async def prepare(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict:
         ctx = effective(runtime.context)
         protocol = get_protocol(ctx.protocol)

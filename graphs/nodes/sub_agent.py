@@ -13,7 +13,7 @@ from agents import frame_store, video
 from agents.completion import ChatModel
 from agents.protocols import get_protocol
 from agents.sub_turn import Window, readable_notes
-from graphs.board import Board
+from graphs.board_base import BoardStore
 from graphs.context import Context, effective
 from graphs.notes import needs_verification, post_note
 from graphs.offload import prepare_request
@@ -22,7 +22,7 @@ from graphs.state import ModelCall, SubAgentTask, ToolResult, VerifyTask
 from graphs.traces import model_call
 
 
-def make_sub_agent(llm: ChatModel, board: Board):
+def make_sub_agent(llm: ChatModel, board: BoardStore):
     async def sub_agent(
         task: SubAgentTask, runtime: Runtime[Context]
     ) -> Command[Literal["verify_gate", "collect"]]:

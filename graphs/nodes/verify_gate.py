@@ -12,14 +12,14 @@ from agents import prompts
 from agents.completion import ChatModel
 from agents.sub_turn import Window, verifier_request
 from agents.verify import parse_verdict
-from graphs.board import Board
+from graphs.board_base import BoardStore
 from graphs.context import Context, effective
 from graphs.notes import needs_verification, post_note
 from graphs.state import ModelCall, VerifyTask
 from graphs.traces import model_call
 
 
-def make_verify_gate(llm: ChatModel, board: Board):
+def make_verify_gate(llm: ChatModel, board: BoardStore):
     async def verify_gate(task: VerifyTask, runtime: Runtime[Context]) -> dict:
         ctx = effective(runtime.context)
         result = dict(task["result"])
