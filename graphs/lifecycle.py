@@ -52,7 +52,7 @@ async def _end(board: BoardStore, payload, args, kwargs, status: str, error: str
     try:
         await _record(board, run_id, payload, args, kwargs, status, error)
     except DatabaseError as exc:  # the database is gone: the run's own error says the rest
-        log.warning("could not record run %s as %s: %s", run_id, status, exc)
+        log.info("could not record run %s as %s: %s", run_id, status, exc)
 
 
 async def _record(board, run_id, payload, args, kwargs, status: str, error: str) -> None:

@@ -144,7 +144,7 @@ def _unless_database_lost(run_id: str, status: str) -> Iterator[None]:
     try:
         yield
     except DatabaseError as lost:
-        log.warning("could not record run %s as %s: %s", run_id, status, lost)
+        log.info("could not record run %s as %s: %s", run_id, status, lost)
 
 
 def _claim(board: BoardStore, run_id: str, thread_id: str) -> None:

@@ -84,7 +84,7 @@ class PostgresBoard(BoardStore):
         """Open the board (creating its tables if needed); with `mark_stale`, runs left
         `running` by ended owners are marked `interrupted` on opening."""
         self.url, self.where, self.lease_s = url, redact(url), lease_s
-        self._pool = open_pool(url, max_size=max_connections)
+        self._pool = open_pool(url, max_size=max_connections, retry_s=retry_s)
         self._outage = Outage(url, retry_s)
         self._owned: set[str] = set()
         self._owned_lock = threading.Lock()
@@ -297,7 +297,7 @@ class PostgresBoard(BoardStore):
                         [self.lease_s, owned],
                     )
             except LINK_ERRORS as exc:  # the next beat tries again; a lapse is the cost
-                log.warning("could not renew the leases of %d runs: %s", len(owned), exc)
+                log.info("could not renew the leases of %d runs: %s", len(owned), exc)
 
     def close(self) -> None:
         self._stop.set()

@@ -14,6 +14,7 @@ tool reads the same threads. Two things are added around it:
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -81,6 +82,17 @@ async def _version(conn: psycopg.AsyncConnection) -> int | None:
     return (await cursor.fetchone())["v"]
 
 
+async def _lock(conn: psycopg.AsyncConnection) -> None:
+    """Take the setup lock, polling: a session blocked inside ``pg_advisory_lock`` keeps a
+    statement open, and LangGraph's ``CREATE INDEX CONCURRENTLY`` in the session holding
+    the lock waits for every open statement: a deadlock."""
+    while True:
+        cursor = await conn.execute("SELECT pg_try_advisory_lock(%s) AS taken", [_LOCK_KEY])
+        if (await cursor.fetchone())["taken"]:
+            return
+        await asyncio.sleep(0.05)
+
+
 async def setup_schema(url: str) -> None:
     """LangGraph's migrations, once, under a lock; refuses a newer schema."""
     latest = len(AsyncPostgresSaver.MIGRATIONS) - 1
@@ -94,7 +106,7 @@ async def setup_schema(url: str) -> None:
         found = await _version(conn)
         if found == latest:
             return
-        await conn.execute("SELECT pg_advisory_lock(%s)", [_LOCK_KEY])
+        await _lock(conn)
         try:
             found = await _version(conn)
             if found is not None and found > latest:
@@ -117,7 +129,7 @@ async def open_postgres_checkpointer(
     check_url(url)
     await setup_schema(url)
     pool = await open_async_pool(
-        url, max_size=max_connections, row_factory=dict_row, prepare_threshold=0
+        url, max_size=max_connections, retry_s=retry_s, row_factory=dict_row, prepare_threshold=0
     )
     try:
         yield PostgresCheckpointer(pool, url, retry_s=retry_s)

@@ -32,6 +32,9 @@ import psycopg_pool
 from graphs.postgres.url import DatabaseError, check_url, redact, scrub
 
 log = logging.getLogger(__name__)
+# The pool logs each failed reconnection as a warning; an outage is reported once, by the
+# operation that gave up waiting for it (`Outage`), in the error the user sees.
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 _T = TypeVar("_T")
 CONNECT_TIMEOUT_S = 10
@@ -104,12 +107,15 @@ async def _areset(conn: psycopg.AsyncConnection) -> None:
     _stamp(conn)
 
 
-def open_pool(url: str, *, max_size: int = 4, **kwargs: Any) -> psycopg_pool.ConnectionPool:
-    """A pool of autocommit connections to ``url`` (checked reachable first)."""
+def open_pool(
+    url: str, *, max_size: int = 4, retry_s: float = RETRY_S, **kwargs: Any
+) -> psycopg_pool.ConnectionPool:
+    """A pool of autocommit connections to ``url`` (checked reachable first); a connection
+    is waited for at most ``retry_s``."""
     check_reachable(url)
     pool = psycopg_pool.ConnectionPool(
         url, min_size=1, max_size=max_size, open=False, check=_check, reset=_reset,
-        kwargs={**CONNECTION_OPTIONS, "autocommit": True, **kwargs}, timeout=RETRY_S,
+        kwargs={**CONNECTION_OPTIONS, "autocommit": True, **kwargs}, timeout=retry_s,
         name="paravt-board",
     )  # fmt: skip
     pool.open(wait=False)
@@ -117,7 +123,7 @@ def open_pool(url: str, *, max_size: int = 4, **kwargs: Any) -> psycopg_pool.Con
 
 
 async def open_async_pool(
-    url: str, *, max_size: int = 2, **kwargs: Any
+    url: str, *, max_size: int = 2, retry_s: float = RETRY_S, **kwargs: Any
 ) -> psycopg_pool.AsyncConnectionPool:
     """The async form of `open_pool` (LangGraph's saver wants ``row_factory=dict_row``)."""
     check_url(url)
@@ -127,7 +133,7 @@ async def open_async_pool(
         raise connect_error(exc, url) from exc
     pool = psycopg_pool.AsyncConnectionPool(
         url, min_size=1, max_size=max_size, open=False, check=_acheck, reset=_areset,
-        kwargs={**CONNECTION_OPTIONS, "autocommit": True, **kwargs}, timeout=RETRY_S,
+        kwargs={**CONNECTION_OPTIONS, "autocommit": True, **kwargs}, timeout=retry_s,
         name="paravt-checkpoints",
     )  # fmt: skip
     await pool.open(wait=False)
