@@ -201,3 +201,15 @@ def test_a_board_of_a_newer_version_is_refused_and_left_unchanged(location):
             version = conn.execute("select value from meta where key = 'schema_version'")
             assert version.fetchone() == ("99",)
             assert conn.execute("select status from runs").fetchall() == [("running",)]
+
+
+def test_ci_fails_rather_than_skips_without_postgresql(monkeypatch):
+    from tests import conftest, pg_cluster
+
+    monkeypatch.setattr(pg_cluster, "server_bin", lambda: None)
+    monkeypatch.setenv("PARAVT_POSTGRES_REQUIRED", "1")
+    with pytest.raises(pytest.fail.Exception, match="PostgreSQL's server is not installed"):
+        conftest.need_postgres()
+    monkeypatch.delenv("PARAVT_POSTGRES_REQUIRED")
+    with pytest.raises(pytest.skip.Exception, match="apt-get install postgresql"):
+        conftest.need_postgres()
