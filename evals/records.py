@@ -118,6 +118,22 @@ def write_json_atomic(path: str | Path, data: Any) -> None:
         raise
 
 
+def write_jsonl_atomic(path: str | Path, records: list[dict[str, Any]]) -> None:
+    """Write records as JSONL lines through a temporary file and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def sample_to_json(sample: Sample) -> dict[str, Any]:
     data = asdict(sample)
     data["options"] = list(sample.options)

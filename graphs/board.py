@@ -264,6 +264,17 @@ class Board(BoardStore):
         """Every row of the runs, notes and traces tables as stored (for a copy elsewhere)."""
         return {t: self._rows(f"SELECT * FROM {t} ORDER BY rowid") for t in TABLES}
 
+    def absorb(self, rows: dict[str, list[dict[str, Any]]]) -> int:
+        """Add another board's `dump` (rows already here are kept); the rows added."""
+        added = 0
+        with self._lock, self._db.conn as conn:
+            for table in TABLES:
+                for row in rows.get(table, []):
+                    names, marks = ", ".join(f'"{k}"' for k in row), ", ".join("?" * len(row))
+                    sql = f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({marks})"
+                    added += conn.execute(sql, list(row.values())).rowcount
+        return added
+
     def _rows(self, sql: str, *params: Any) -> list[dict[str, Any]]:
         """The rows of one query as dicts (plain SQL: sqlite-utils' helpers look the table up
         and read its schema on every call, most of a run's board time)."""
