@@ -110,8 +110,11 @@ def _global_arguments(parser: argparse.ArgumentParser, *, defaults: bool) -> Non
     group = parser.add_argument_group("global options (before or after the command)")
     group.add_argument(
         "--endpoint",
+        action=_Repeatable,
         default=default(None),
-        help=f"OpenAI-compatible base URL (env PARAVT_ENDPOINT; default {DEFAULT_ENDPOINT})",
+        help=f"OpenAI-compatible base URL (env PARAVT_ENDPOINT; default {DEFAULT_ENDPOINT}); "
+        "repeat it for replicas of one model: requests go to the least busy, and one that "
+        "fails is tried on another",
     )
     group.add_argument(
         "--model", default=default(None), help="model name at the endpoint (default: the first)"
@@ -137,6 +140,19 @@ def _global_arguments(parser: argparse.ArgumentParser, *, defaults: bool) -> Non
         default=default(False),
         help="show the traceback of an error, not only its message",
     )
+
+
+class _Repeatable(argparse.Action):
+    """One value, or a list once the flag is repeated (on one side of the command name: as
+    with every global flag, those after the command replace those before it)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        before = getattr(namespace, self.dest, None)
+        if before is None or before is argparse.SUPPRESS:
+            setattr(namespace, self.dest, values)
+        else:
+            setattr(namespace, self.dest, [*(before if isinstance(before, list) else [before]),
+                                           values])  # fmt: skip
 
 
 class _Parser(argparse.ArgumentParser):
@@ -331,7 +347,7 @@ def cmd_studio(args: argparse.Namespace, settings: Settings) -> int:
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "true",
         "LANGSMITH_TRACING": "false",
-        "PARAVT_ENDPOINT": settings.endpoint,
+        "PARAVT_ENDPOINT": ",".join(settings.endpoints),
         "PARAVT_HOME": str(settings.home),
     }
     config = "langgraph.json"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
+from agents.fleet import EndpointFleet
 from agents.llm import OpenAIChatModel
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:30000/v1"
@@ -16,7 +17,8 @@ DEFAULT_ENDPOINT = "http://127.0.0.1:30000/v1"
 
 @dataclass(frozen=True)
 class Settings:
-    endpoint: str = DEFAULT_ENDPOINT
+    endpoint: str = DEFAULT_ENDPOINT  # the first (or only) endpoint
+    more_endpoints: tuple[str, ...] = ()  # replicas of the same model (agents.fleet)
     api_key: str = "EMPTY"
     model: str | None = None
     request_timeout: float = 120.0
@@ -42,11 +44,22 @@ class Settings:
         named = [Path(p).expanduser() for p in self.media_roots.split(os.pathsep) if p.strip()]
         return tuple(p.resolve() for p in named) or (Path.cwd().resolve(),)
 
-    def chat_model(self) -> OpenAIChatModel:
-        """The OpenAI-compatible client these settings describe."""
-        return OpenAIChatModel(
-            self.endpoint, api_key=self.api_key, model=self.model, timeout=self.request_timeout
-        )
+    @property
+    def endpoints(self) -> tuple[str, ...]:
+        return (self.endpoint, *self.more_endpoints)
+
+    def chat_model(self) -> OpenAIChatModel | EndpointFleet:
+        """The OpenAI-compatible client these settings describe: one endpoint's, or a fleet
+        of them, each retried once before the fleet tries another."""
+        if not self.more_endpoints:
+            return OpenAIChatModel(
+                self.endpoint, api_key=self.api_key, model=self.model, timeout=self.request_timeout
+            )
+        return EndpointFleet([
+            OpenAIChatModel(url, api_key=self.api_key, model=self.model,
+                            timeout=self.request_timeout, max_retries=1)
+            for url in self.endpoints
+        ])  # fmt: skip
 
     @classmethod
     def load(cls, env_file: str | Path | None = ".env", **overrides) -> Settings:
@@ -61,7 +74,14 @@ class Settings:
             if raw not in (None, ""):
                 settings = replace(settings, **{field.name: _convert(field.name, raw)})
         explicit = {k: v for k, v in overrides.items() if v is not None}
-        return replace(settings, **explicit)
+        if isinstance(explicit.get("endpoint"), (list, tuple)):  # --endpoint given N times
+            urls = list(explicit.pop("endpoint"))
+            explicit.update(endpoint=urls[0], more_endpoints=tuple(urls[1:]))
+        settings = replace(settings, **explicit)
+        if "," in settings.endpoint:  # PARAVT_ENDPOINT=URL,URL,...
+            urls = [u.strip() for u in settings.endpoint.split(",") if u.strip()]
+            settings = replace(settings, endpoint=urls[0], more_endpoints=tuple(urls[1:]))
+        return settings
 
 
 def _convert(name: str, raw: str):

@@ -107,9 +107,10 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(reply, str):
             reply = Reply(text=reply)
         delay = reply.delay_s if reply.delay_s is not None else scripted.latency_s
-        if delay > 0 and scripted._stopping.wait(delay):
-            self.close_connection = True  # server stopping: drop it as a dying server would
-            return
+        with scripted._slots or contextlib.nullcontext():  # a server's capacity: waits its turn
+            if delay > 0 and scripted._stopping.wait(delay):
+                self.close_connection = True  # server stopping: drop it as a dying server would
+                return
         if reply.drop:
             self._drop()
             return
@@ -228,9 +229,13 @@ class ScriptedServer:
         host: str = "127.0.0.1",
         port: int = 0,
         max_model_len: int | None = None,
+        slots: int | None = None,
     ) -> None:
+        """``slots``: at most that many requests are answered at once, the rest wait their
+        turn, as a GPU server's batch is full (None: no limit)."""
         self._responder = as_responder(responder)
         self.latency_s = latency_s
+        self._slots = threading.BoundedSemaphore(slots) if slots else None
         self.model = model
         self.max_model_len = max_model_len  # listed at /v1/models, as SGLang and vLLM list it
         self.host = host
@@ -308,14 +313,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="a function of the request body returning the reply (overrides --reply)",
     )
     parser.add_argument("--model", default="scripted", help="model id served at /v1/models")
+    parser.add_argument("--slots", type=int, help="most requests answered at once (no limit)")
     args = parser.parse_args(argv)
     script: Responder | str = args.reply
     if args.responder:
         module, _, name = args.responder.partition(":")
         script = getattr(importlib.import_module(module), name)
     server = ScriptedServer(
-        script, latency_s=args.latency, model=args.model, host=args.host, port=args.port
-    )
+        script, latency_s=args.latency, model=args.model, host=args.host, port=args.port,
+        slots=args.slots,
+    )  # fmt: skip
     server.start()
     print(f"scripted server at {server.base_url} (latency {args.latency}s)", flush=True)
     try:
