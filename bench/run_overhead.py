@@ -39,13 +39,13 @@ from agents.protocol import THINK_PREFIX  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
 from agents.transport import default_http_client  # noqa: E402
 from graphs import event_loop  # noqa: E402
-from graphs.board import Board  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
-from graphs.checkpointer import open_checkpointer  # noqa: E402
 from graphs.context import Context  # noqa: E402
 from graphs.regime import served_context  # noqa: E402
 from graphs.report import RunDisplay  # noqa: E402
 from graphs.run import run_question  # noqa: E402
+from graphs.settings import Settings  # noqa: E402
+from graphs.stores import open_board, open_checkpoints  # noqa: E402
 from serving.launch import scripted_process  # noqa: E402
 from serving.scripted import role_of  # noqa: E402
 
@@ -87,20 +87,22 @@ class Recorder:
 
 
 async def one_run(
-    base_url: str, work: Path, video: str, k: int, recorder: Recorder
+    base_url: str, work: Path, video: str, k: int, recorder: Recorder, database_url: str = ""
 ) -> tuple[int, float, float]:
     """The body of app.py's `_run`: (main-agent turns, setup seconds, run seconds). Setup
     (fitting the context to the served model, the client, the checkpoint file, compiling
-    the graph) happens once per CLI invocation; the run is `run_question`."""
+    the graph) happens once per CLI invocation; the run is `run_question`. With
+    ``database_url`` the board and checkpoints are in PostgreSQL (`graphs.stores`)."""
     began = time.perf_counter()
     args = SimpleNamespace()  # no flags given: every setting from the base context
     context = await served_context(args, Context(overview_frames=64, max_parallel=k), base_url)
-    board = Board(work / "board.sqlite")
+    settings = Settings(home=work, database_url=database_url or None)
+    board = open_board(settings)
     http = default_http_client(event_hooks={"request": [recorder]})  # the client's own default
     display = RunDisplay(Console(file=io.StringIO()))
     async with (
         OpenAIChatModel(base_url, http_client=http) as llm,
-        open_checkpointer(work / "checkpoints.sqlite") as saver,
+        open_checkpoints(settings) as saver,
     ):
         warm = asyncio.create_task(llm.warm_up(THINK_PREFIX if context.think_prefix else None))
         graph = compile_graph(llm, board, checkpointer=saver)
@@ -111,6 +113,7 @@ async def one_run(
                                     context=context, on_update=display)  # fmt: skip
         ran = time.perf_counter() - started
     await http.aclose()
+    board.close()
     assert result.status == "answered", result
     turns = sum(1 for c in result.trace["model_calls"] if c["role"] == "main")
     return turns, started - began, ran
@@ -142,14 +145,14 @@ def bench(k: int, runs: int) -> dict:
         return event_loop.run(measure(base_url, k, runs))  # the loop app.py runs on
 
 
-async def measure(base_url: str, k: int, runs: int) -> dict:
+async def measure(base_url: str, k: int, runs: int, database_url: str = "") -> dict:
     work = Path(tempfile.mkdtemp(prefix="paravt-overhead-"))
     video = make_video(work / "v.mp4", seed=1, duration=60.0).path
-    await one_run(base_url, work, video, k, Recorder())  # decodes the frames: untimed
+    await one_run(base_url, work, video, k, Recorder(), database_url)  # decodes: untimed
     overhead, walls, bare, setups = [], [], [], []
     for _ in range(runs):
         recorder = Recorder()
-        turns, setup, ran = await one_run(base_url, work, video, k, recorder)
+        turns, setup, ran = await one_run(base_url, work, video, k, recorder, database_url)
         replayed = await replay([r for r in recorder.sent if r.method == "POST"])
         setups.append(1000 * setup)
         walls.append(1000 * ran / turns)
