@@ -131,10 +131,12 @@ def test_merged_shards_equal_an_unsharded_run(tmp_path):
                              extra=("--shard", "2/2", "--max-parallel", "3"))  # fmt: skip
         assert run_cli(other, env).returncode == 0
     (mixed,) = shard_folders(tmp_path / "other")
-    refused = run_cli(app_command("eval", "merge", str(folders[0]), str(mixed)), env)
+    nowhere = tmp_path / "refused"
+    refused = run_cli(app_command("eval", "merge", "--out", str(nowhere), str(folders[0]),
+                                  str(mixed)), env)  # fmt: skip
     said = " ".join(refused.stderr.split())
     assert refused.returncode == 2 and "different specs" in said and "Traceback" not in said
-    assert said.count("error:") == 1
+    assert said.count("error:") == 1 and not nowhere.exists(), "nothing was written"
 
 
 @pytest.mark.slow

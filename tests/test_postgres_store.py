@@ -170,3 +170,17 @@ async def test_connections_dropped_under_the_board_and_the_checkpointer_are_repl
             assert [r["run_id"] for r in board.runs()] == ["r"]
         await asyncio.sleep(0)
     board.close()
+
+
+async def test_checkpoints_migrated_by_a_newer_saver_are_refused_and_left_alone(pg_url):
+    from graphs.postgres.url import DatabaseError
+
+    async with open_postgres_checkpointer(pg_url):
+        pass  # LangGraph's migrations, once
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("insert into checkpoint_migrations (v) values (999)")
+    with pytest.raises(DatabaseError, match="migrated by a newer langgraph-checkpoint-postgres"):
+        async with open_postgres_checkpointer(pg_url):
+            pass
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("select max(v) from checkpoint_migrations").fetchone() == (999,)
