@@ -116,14 +116,19 @@ def start_cluster() -> Cluster:
     run_as = "postgres" if os.geteuid() == 0 else None
     folder = Path(tempfile.mkdtemp(prefix="paravt-pg-"))
     cluster = Cluster(binaries, folder, free_port(), run_as)
-    cluster._chown(folder)
-    cluster.init()
-    cluster.start()
-    deadline = time.monotonic() + 30
-    while not _accepts(cluster):
-        if time.monotonic() > deadline:
-            raise RuntimeError("PostgreSQL did not start:\n" + cluster.log.read_text()[-2000:])
-        time.sleep(0.1)
+    try:
+        cluster._chown(folder)
+        cluster.init()
+        cluster.start()
+        deadline = time.monotonic() + 30
+        while not _accepts(cluster):
+            if time.monotonic() > deadline:
+                log = cluster.log.read_text()[-2000:] if cluster.log.exists() else ""
+                raise RuntimeError("PostgreSQL did not start:\n" + log)
+            time.sleep(0.1)
+    except BaseException:
+        stop_cluster(cluster)  # a cluster that did start is not left running
+        raise
     return cluster
 
 
