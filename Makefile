@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: setup demo test test-areal test-sglang lint bench nano clean
+.PHONY: setup demo test test-areal test-sglang lmms-env test-lmms lint bench nano clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,22 @@ $(SGLANG_API)/.installed: requirements/sglang-api.txt $(STAMP)
 
 test-sglang: $(SGLANG_API)/.installed
 	PARAVT_SGLANG_API=$(CURDIR)/$(SGLANG_API) $(BIN)/python -m pytest tests/test_sglang_released.py
+# lmms-eval with this project as its `paravt` model, in an environment of its own beside .venv
+# (docs/lmms-eval.md says why): pip puts the machine's CPU torch in first, then uv resolves
+# lmms-eval and this checkout around it, with requirements/lmms-eval-overrides.txt leaving
+# out torchvision (PyPI's cannot load against the CPU torch) and holding filelock below 4.
+LMMS_VENV = .venv-lmms
+$(LMMS_VENV)/.installed: requirements/lmms-eval.txt requirements/lmms-eval-overrides.txt pyproject.toml $(STAMP)
+	$(PYTHON) -m venv $(LMMS_VENV)
+	$(LMMS_VENV)/bin/pip install --quiet "torch==2.13.0"
+	$(BIN)/uv pip install --quiet --python $(LMMS_VENV)/bin/python -r requirements/lmms-eval.txt \
+		--overrides requirements/lmms-eval-overrides.txt
+	touch $@
+
+lmms-env: $(LMMS_VENV)/.installed
+
+test-lmms: $(LMMS_VENV)/.installed
+	PARAVT_LMMS_REQUIRED=1 $(BIN)/python -m pytest tests/test_lmms_env.py tests/test_lmms_eval_cli.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
@@ -59,4 +75,4 @@ nano: $(STAMP)
 	$(BIN)/python bench/nano_eval.py
 
 clean:
-	rm -rf $(VENV) $(AREAL_API) $(SGLANG_API) .paravt bench/.cache
+	rm -rf $(VENV) $(AREAL_API) $(SGLANG_API) $(LMMS_VENV) .paravt bench/.cache

@@ -6,37 +6,41 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
-import importlib.metadata
 import json
-import logging
 import os
 import subprocess
 import sys
 import time
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
-from agents import benchmark
+from agents import benchmark, video
 from agents.completion import EndpointError
 from agents.protocol import THINK_PREFIX
+from agents.question_rules import check_question
 from agents.synthetic import QAItem, read_manifest
-from agents.video import VideoError
+from agents.terminal_text import plain
 from evals.cli import add_eval_commands
 from graphs import event_loop
 from graphs.builder import compile_graph
 from graphs.cli import add_board_commands
+from graphs.cli_logging import configure_logging
+from graphs.cli_parser import Commands, Parser, global_arguments, version
 from graphs.context import Context, add_context_arguments
-from graphs.postgres.url import DatabaseError, redact
+from graphs.postgres.url import DatabaseError
 from graphs.presets import NANO
 from graphs.regime import served_context
 from graphs.report import RunDisplay, judge, result_record
 from graphs.run import RunInProgress, RunResult, run_question
-from graphs.settings import DEFAULT_ENDPOINT, Settings
+from graphs.settings import Settings
+from graphs.store_errors import DiskFull, StoreDamaged
 from graphs.stores import open_board, open_checkpoints
 from serving.cli import add_serve_command
+from serving.fallback import endpoint_or_local
 
 DEMO_DIR = Path(__file__).parent / "assets" / "demo"
 #: The demo's graph settings: paravt-nano's trained regime (graphs.presets).
@@ -46,10 +50,7 @@ console = Console(stderr=True)
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.WARNING if not args.verbose else logging.INFO,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    masking = configure_logging(args.verbose)
     try:
         settings = Settings.load(
             env_file=args.env_file,
@@ -60,15 +61,17 @@ def main(argv: list[str] | None = None) -> int:
             checkpoint_db=args.checkpoint_db,
             database_url=args.database_url,
         )
+        masking.redactor = settings.redact  # every line from here on is masked
         return args.handler(args, settings)
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/yellow]")
         return 130
     except USER_ERRORS as exc:
-        if args.debug:
-            console.print_exception()
+        if args.debug:  # the traceback, its credentials masked too
+            sys.stderr.write(plain(masking.redactor(traceback.format_exc())))
         else:
-            console.print(f"[red]error:[/red] {escape(_message(exc, settings_url(args)))}")
+            message = escape(plain(masking.redactor(_message(exc))))
+            console.print(f"[red]error:[/red] {message}", soft_wrap=True)  # commands copy whole
         return 1 if isinstance(exc, EndpointError) else 2
 
 
@@ -78,99 +81,28 @@ class CLIError(Exception):
 
 # One message each, the traceback under --debug; anything else is a bug and bubbles up.
 USER_ERRORS = (
-    CLIError, VideoError, EndpointError, RunInProgress, DatabaseError, OSError, ValueError,
+    CLIError, EndpointError, RunInProgress, StoreDamaged, DiskFull, DatabaseError, OSError,
+    ValueError,
 )  # fmt: skip
 
 
-def _message(exc: BaseException, url: str | None = None) -> str:
+def _message(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.filename and exc.strerror:
         return f"{exc.strerror}: {exc.filename}"
-    text = str(exc) or type(exc).__name__
-    return text.replace(url, redact(url)) if url else text  # a database password never shows
-
-
-def settings_url(args: argparse.Namespace) -> str | None:
-    return args.database_url or os.environ.get("PARAVT_DATABASE_URL") or None
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("paravt-graph")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown (not installed)"
-
-
-def _global_arguments(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
-    """The flags every command takes, before or after its name. A command's copy has no
-    defaults (argparse.SUPPRESS), so it only overrides what the top level parsed."""
-
-    def default(value):
-        return value if defaults else argparse.SUPPRESS
-
-    group = parser.add_argument_group("global options (before or after the command)")
-    group.add_argument(
-        "--endpoint",
-        action=_Repeatable,
-        default=default(None),
-        help=f"OpenAI-compatible base URL (env PARAVT_ENDPOINT; default {DEFAULT_ENDPOINT}); "
-        "repeat it for replicas of one model: requests go to the least busy, and one that "
-        "fails is tried on another",
-    )
-    group.add_argument(
-        "--model", default=default(None), help="model name at the endpoint (default: the first)"
-    )
-    group.add_argument(
-        "--home", type=Path, default=default(None), help="folder for the databases (.paravt)"
-    )
-    group.add_argument("--board-db", type=Path, default=default(None), help="board SQLite file")
-    group.add_argument(
-        "--checkpoint-db", type=Path, default=default(None), help="LangGraph checkpoint file"
-    )
-    group.add_argument(
-        "--database-url",
-        default=default(None),
-        help="postgresql://... for the board and checkpoints, shared by many hosts "
-        "(env PARAVT_DATABASE_URL; default: SQLite files in --home)",
-    )
-    group.add_argument("--env-file", default=default(".env"), help="settings file (.env)")
-    group.add_argument("-v", "--verbose", action="store_true", default=default(False))
-    group.add_argument(
-        "--debug",
-        action="store_true",
-        default=default(False),
-        help="show the traceback of an error, not only its message",
-    )
-
-
-class _Repeatable(argparse.Action):
-    """One value, or a list once the flag is repeated (on one side of the command name: as
-    with every global flag, those after the command replace those before it)."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        before = getattr(namespace, self.dest, None)
-        if before is None or before is argparse.SUPPRESS:
-            setattr(namespace, self.dest, values)
-        else:
-            setattr(namespace, self.dest, [*(before if isinstance(before, list) else [before]),
-                                           values])  # fmt: skip
-
-
-class _Parser(argparse.ArgumentParser):
-    """Usage errors in two lines (the message and where help is), not the whole usage."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message}\n(`{self.prog} --help` lists the options)\n")
+    return str(exc) or type(exc).__name__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="paravt", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    _global_arguments(parser, defaults=True)
+    parser = Parser(prog="paravt", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    global_arguments(parser, defaults=True)
     common = argparse.ArgumentParser(add_help=False)
-    _global_arguments(common, defaults=False)
-    commands = _Commands(parser.add_subparsers(required=True, metavar="COMMAND"), common)
+    global_arguments(common, defaults=False)
+    commands = Commands(parser.add_subparsers(required=True, metavar="COMMAND"), common)
 
-    run = commands.add_parser("run", help="answer a question about a video")
+    run = commands.add_parser(
+        "run", help="answer a question about a video (starts paravt-nano if no server is set)"
+    )
     run.add_argument("--video", required=True)
     run.add_argument("--question", required=True)
     _add_question_arguments(run)
@@ -200,16 +132,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _Commands:
-    """A subparsers action whose every command also takes the global flags."""
-
-    def __init__(self, action: argparse._SubParsersAction, common: argparse.ArgumentParser):
-        self.action, self.common = action, common
-
-    def add_parser(self, name: str, **kwargs) -> argparse.ArgumentParser:
-        return self.action.add_parser(name, parents=[self.common], **kwargs)
-
-
 def _add_question_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--option",
@@ -220,16 +142,24 @@ def _add_question_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--kind", choices=["multiple_choice", "grounding", "open_ended"])
     parser.add_argument("--thread-id", help="resume or name this run's checkpoint thread")
+    parser.add_argument(
+        "--new-thread",
+        action="store_true",
+        help="with --thread-id: start that thread over (the board keeps its earlier runs)",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     add_context_arguments(parser)
 
 
 def cmd_run(args: argparse.Namespace, settings: Settings) -> int:
+    check_question(args.question, args.options, args.kind)  # before anything runs
+    video.probe(args.video)
     display = RunDisplay(console)
-    began = time.perf_counter()
-    result = event_loop.run(
-        _run(args, settings, args.video, args.question, args.options, on_update=display)
-    )
+    with _endpoint(settings) as settings:
+        began = time.perf_counter()
+        result = event_loop.run(
+            _run(args, settings, args.video, args.question, args.options, on_update=display)
+        )
     return _report(result, args, display, wall_s=time.perf_counter() - began)
 
 
@@ -241,48 +171,51 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
         if not args.question:
             console.print("[red]error:[/red] --video needs --question")
             return 2
-        video, question, options = args.video, args.question, args.options
+        video_path, question, options = args.video, args.question, args.options
+        check_question(question, options, args.kind)
+        video.probe(video_path)
     else:
         demo, items = read_manifest(DEMO_DIR / "needle.json")
         item = next(i for i in items if i.kind == "multiple_choice")
-        video, question, options = demo.path, item.question, item.options
+        video_path, question, options = demo.path, item.question, item.options
         args.kind, prompt = item.kind, benchmark.prompt_text(item)
         console.print(
-            f"[bold]demo[/bold] {escape(os.path.relpath(video))}: {demo.duration:g} s at "
+            f"[bold]demo[/bold] {escape(os.path.relpath(video_path))}: {demo.duration:g} s at "
             f"{demo.fps:g} fps, {demo.width}x{demo.height}, seed {demo.seed}\n"
             f"  {escape(question)}  {'  '.join(options)}  (expected {item.answer})"
         )
     display = RunDisplay(console)
-    with _endpoint(settings) as endpoint:
-        settings = dataclasses.replace(settings, endpoint=endpoint)
-        began = time.perf_counter()
-        result = event_loop.run(
-            _run(args, settings, video, question, options, DEMO_CONTEXT, prompt, display)
-        )
+    try:
+        with _endpoint(settings) as settings:
+            began = time.perf_counter()
+            result = event_loop.run(
+                _run(args, settings, video_path, question, options, DEMO_CONTEXT, prompt, display)
+            )
+    except EndpointError as exc:
+        if exc.kind not in ("connection", "timeout"):
+            raise
+        raise CLIError(
+            f"no OpenAI-compatible server answers at {settings.shown_endpoint}. Start one there "
+            "(`app.py serve --port PORT` serves paravt-nano on the CPU), or leave out "
+            "--endpoint and PARAVT_ENDPOINT: demo then starts paravt-nano by itself."
+        ) from exc
     return _report(result, args, display, wall_s=time.perf_counter() - began, item=item)
 
 
 @contextlib.contextmanager
-def _endpoint(settings: Settings) -> Iterator[str]:
-    """The configured endpoint if it answers, else a local paravt-nano server for the block."""
-    from serving.checkpoints import default_checkpoint
-    from serving.launch import endpoint_ready, local_server
-
-    if endpoint_ready(settings.endpoint):
-        yield settings.endpoint
-        return
-    if settings.endpoint != DEFAULT_ENDPOINT:
-        raise CLIError(
-            f"no OpenAI-compatible server answers at {settings.endpoint}. Start one there "
-            "(`app.py serve --port PORT` serves paravt-nano on the CPU), or leave out "
-            "--endpoint and PARAVT_ENDPOINT: demo then starts paravt-nano by itself."
-        )
-    nano = default_checkpoint()
-    model = os.path.relpath(nano) if nano else "the untrained tiny model (no paravt-nano)"
-    console.print(f"no server at {settings.endpoint}: starting the local CPU server on {model}")
-    with local_server(log_path=settings.home / "server.log") as url:
-        console.print(f"local server ready at {url}")
-        yield url
+def _endpoint(settings: Settings) -> Iterator[Settings]:
+    """`settings` on an endpoint that answers, for the block: the configured one, checked
+    before a frame is decoded, or a local paravt-nano server (`serving.fallback`)."""
+    with endpoint_or_local(
+        settings.endpoint,
+        api_key=settings.api_key,
+        timeout=settings.request_timeout,
+        configured=settings.endpoint_configured,
+        log_path=settings.home / "server.log",
+        run=event_loop.run,
+        say=lambda line: console.print(escape(line)),
+    ) as url:
+        yield settings if url == settings.endpoint else dataclasses.replace(settings, endpoint=url)
 
 
 async def _run(
@@ -295,16 +228,16 @@ async def _run(
     prompt: str | None = None,
     on_update=None,
 ) -> RunResult:
-    context = await served_context(args, base or Context(), settings.endpoint)
     board = open_board(settings)
     try:
         async with (
             settings.chat_model() as llm,
             open_checkpoints(settings) as saver,
         ):
+            context = await served_context(args, base or Context(), llm)  # the model list first
             # the client's once-per-invocation questions go out while the graph compiles
             warm = asyncio.create_task(llm.warm_up(THINK_PREFIX if context.think_prefix else None))
-            graph = compile_graph(llm, board, checkpointer=saver, media_roots=settings.roots)
+            graph = compile_graph(llm, board, checkpointer=saver)  # the user's own paths: trusted
             await warm
             return await run_question(
                 graph,
@@ -316,6 +249,7 @@ async def _run(
                 prompt=prompt,
                 context=context,
                 thread_id=args.thread_id,
+                new_thread=args.new_thread,
                 on_update=on_update,
             )
     finally:

@@ -10,28 +10,12 @@ import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-if TYPE_CHECKING:
-    from agents.requests import ModelRequest
+from agents.requests import ModelRequest
 
 TextSink = Callable[[str], None]
 """Receives each piece of generated text as it arrives."""
-
-
-@dataclass(frozen=True)
-class SamplingParams:
-    """Decoding settings for one chat completion."""
-
-    temperature: float = 0.0
-    top_p: float = 1.0
-    max_tokens: int = 1024
-    seed: int | None = None
-    stop: tuple[str, ...] = ()
-    logprobs: bool = False
-    """Ask for one logprob per generated token."""
-    return_token_ids: bool = False
-    """Ask for prompt/completion token ids (vLLM/SGLang extension `return_token_ids`)."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +101,15 @@ class EndpointError(RuntimeError):
         self.status = status
         self.attempts = attempts
         self.kind = kind
+
+    @property
+    def resumable(self) -> bool:
+        """Whether the same request can succeed when tried again: after the server was down,
+        slow, overloaded or garbled, or with the key, endpoint or model set right; not when
+        it refused the request itself (a 400, 413 or 422: resending changes nothing)."""
+        if self.kind != "status" or self.status is None:
+            return True
+        return not 400 <= self.status < 500 or self.status in (401, 403, 404, 408, 409, 429)
 
     def __reduce__(self) -> tuple[Any, ...]:  # keep keyword fields across pickling
         kwargs = {

@@ -10,8 +10,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agents.completion import ChatModel, SamplingParams
-from agents.requests import ModelRequest
+from agents.completion import ChatModel
+from agents.requests import ModelRequest, SamplingParams
 
 #: Enough for the judge's JSON object with a short extracted answer.
 MAX_JUDGE_TOKENS = 256

@@ -30,7 +30,6 @@ from agents.completion import (
     Completion,
     EndpointError,
     MalformedResponse,
-    SamplingParams,
     TextSink,
     Usage,
     completion_from_body,
@@ -38,7 +37,8 @@ from agents.completion import (
     first_model_id,
 )
 from agents.endpoint_errors import connection_detail, retry_after_s, server_message
-from agents.requests import ModelRequest
+from agents.redact import Redactor, redact_url, url_secrets, without_userinfo
+from agents.requests import ModelRequest, SamplingParams
 from agents.retries import STREAM_HINT, BrokenStream, Failure, Retries
 from agents.template_probe import template_opens
 from agents.transport import REQUEST_ERRORS, TIMEOUTS, StatusError, Transport
@@ -56,6 +56,8 @@ __all__ = [
 ]
 
 DEFAULT_BASE_URL = "http://127.0.0.1:30000/v1"
+#: A model list still unanswered after this long is reported as a wait (it should be quick).
+NOTICE_AFTER_S = 10.0
 
 
 def _listed(body: dict[str, Any]) -> dict[str, Any]:
@@ -84,23 +86,26 @@ class OpenAIChatModel:
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         rng: random.Random | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        # the URL requests go to carries no credentials; the one shown has them masked
+        self.base_url = without_userinfo(base_url.rstrip("/"))[0]
+        self.shown_url = redact_url(base_url.rstrip("/"))
+        self._http = Transport(base_url, api_key=api_key, timeout=timeout, http_client=http_client)
+        self.redact = Redactor([api_key, *url_secrets(base_url), *self._http.credentials])
         self.timeout = timeout
         self._retries = Retries(
-            self.base_url,
+            self.shown_url,
             self._classify,
             max_retries,
             backoff_s,
             max_backoff_s,
             sleep,
             rng or random.Random(),
+            redact=self.redact,
+            timeout_s=timeout,
         )
         self.extra_body: dict[str, Any] = dict(extra_body or {})
         self._model = model
         self._asked = AskedOnce()  # the model list, template probes: one request each
-        self._http = Transport(
-            self.base_url, api_key=api_key, timeout=timeout, http_client=http_client
-        )
 
     async def complete(
         self, request: ModelRequest, *, on_text: TextSink | None = None
@@ -233,16 +238,21 @@ class OpenAIChatModel:
             self._model = first_model_id(await self._model_list())
         return self._model
 
+    async def served_entry(self) -> dict[str, Any]:
+        """The served model's entry in GET /models (its ``max_model_len``, and a
+        ``regime`` where the server records one); retried, raises EndpointError."""
+        body, name = await self._model_list(), await self.model_name()
+        entries = [e for e in body.get("data") or [] if isinstance(e, dict)]
+        return next((e for e in entries if e.get("id") == name), entries[0] if entries else {})
+
     async def context_length(self) -> int | None:
         """The served model's context window: ``max_model_len`` of its GET /models entry, as
         SGLang and vLLM list it; None when the server lists none or does not answer (the
         next completion then reports the endpoint)."""
         try:
-            body, name = await self._model_list(), await self.model_name()
+            entry = await self.served_entry()
         except EndpointError:
             return None
-        entries = [e for e in body.get("data") or [] if isinstance(e, dict)]
-        entry = next((e for e in entries if e.get("id") == name), entries[0] if entries else {})
         length = entry.get("max_model_len")
         return length if isinstance(length, int) and length > 0 else None
 
@@ -257,7 +267,7 @@ class OpenAIChatModel:
         try:
             await self._asked.get("model list", once)  # a failure is not kept
         except Exception as exc:  # the run's first request reports it
-            log.debug("warm-up: no model list from %s: %s", self.base_url, exc)
+            log.debug("warm-up: no model list from %s: %s", self.shown_url, self.redact(str(exc)))
             return
         if prefill is not None:
             await self._template_opens(prefill)
@@ -270,7 +280,9 @@ class OpenAIChatModel:
         """GET /models, fetched once (retried as completions are)."""
 
         async def ask() -> dict[str, Any]:
-            body, _, _ = await self._retries.run("model list", self._fetch_model_list, _listed)
+            body, _, _ = await self._retries.run(
+                "model list", self._fetch_model_list, _listed, notice_after_s=NOTICE_AFTER_S
+            )
             return body
 
         return await self._asked.get("model list", ask)

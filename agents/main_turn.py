@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agents import prompts
-from agents.completion import SamplingParams
-from agents.requests import ModelRequest
+from agents.requests import ModelRequest, SamplingParams
 
 
 @dataclass(frozen=True)
@@ -56,10 +55,15 @@ class Step:
 class Setting:
     """What the main agent is told about its tools and its media."""
 
-    dispatch: prompts.Dispatch = "parallel"
-    max_parallel: int = 5
+    calls_per_turn: int  # crop_video calls served per turn (0: no tools)
     media: str = "video"  # agents.video.VideoInfo.codec: "image" and "pages" are still media
     answer_now: bool = False  # no tool turns at all: the first turn must answer
+
+    @classmethod
+    def of(cls, ctx: Any, media: str) -> Setting:
+        """The setting of a run (``ctx``: its graphs.context.Context)."""
+        calls = ctx.calls_per_turn
+        return cls(calls, media, answer_now=calls == 0 or ctx.max_turns == 0)
 
 
 def first_user_content(
@@ -112,7 +116,7 @@ def main_messages(
     steps: Sequence[Step] = (),
 ) -> list[dict[str, Any]]:
     """The main agent's transcript as OpenAI chat dicts (frames as references)."""
-    system = prompts.main_system_prompt(setting.dispatch, setting.max_parallel, setting.media)
+    system = prompts.main_system_prompt(setting.calls_per_turn, setting.media)
     first = first_user_content(ask, overview, duration=duration, answer_now=setting.answer_now)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system},

@@ -97,18 +97,18 @@ STILL_HINTS = {
 }
 
 
-def main_system_prompt(dispatch: Dispatch, max_parallel: int, media: str = "video") -> str:
-    """The main agent's system prompt; it describes the crop tool unless dispatch is `none`,
-    and how its windows map onto pages or image regions for still media."""
+def main_system_prompt(calls_per_turn: int, media: str = "video") -> str:
+    """The main agent's system prompt; it describes the crop tool unless no call is served
+    (``calls_per_turn`` 0: dispatch none), and how its windows map onto pages or image
+    regions for still media."""
     base = (
         "You are a video analyst. You see frames sampled from a long video, each preceded "
         "by its absolute time, and answer a question about the video. Think step by step "
         "inside <think></think> before you act."
     )
-    if dispatch == "none":
+    if calls_per_turn == 0:
         return f"{base} Then give your final answer inside <answer></answer>."
-    limit = 1 if dispatch == "sequential" else max_parallel
-    calls = "one call" if limit == 1 else f"up to {limit} calls in parallel"
+    calls = "one call" if calls_per_turn == 1 else f"up to {calls_per_turn} calls in parallel"
     return (
         f"{base}\n\nYou may inspect time windows with this tool:\n<tools>\n"
         f"{json.dumps(CROP_VIDEO_SCHEMA)}\n</tools>\n\n"

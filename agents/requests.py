@@ -13,14 +13,27 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agents.completion import SamplingParams
-
 Role = Literal["main", "sub_agent", "verifier", "judge"]
 ROLES: tuple[Role, ...] = ("main", "sub_agent", "verifier", "judge")
 FRAMES_PART = "frames"
 ROLE_HEADER = "X-Paravt-Role"
 """HTTP header the OpenAI client sends with each request (and turn/call headers beside it):
 real servers ignore it; the project's scripted servers route on it."""
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Decoding settings for one chat completion."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 1024
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    logprobs: bool = False
+    """Ask for one logprob per generated token."""
+    return_token_ids: bool = False
+    """Ask for prompt/completion token ids (vLLM/SGLang extension `return_token_ids`)."""
 
 
 @dataclass(frozen=True)

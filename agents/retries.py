@@ -4,6 +4,12 @@ and the one message a user reads when the tries run out (``agents.llm`` makes th
 Transient: connection errors, timeouts, HTTP 408/429/5xx, malformed bodies, a stream that
 breaks off. They are retried with exponential backoff and jitter, a server's Retry-After
 honoured; everything else, and whatever still fails after the retries, is `EndpointError`.
+
+Each retry is logged (logger ``agents.retries``, a warning); a try that outlasts its timeout
+or a slow answer is also reported as progress (logger ``agents.retries.waiting``: "waiting
+for the endpoint ..., attempt 2 of 4, 120 s timeout"), so a command can show the wait and
+keep the retry log for its verbose mode. Every message is masked by the client's
+``redact`` (`agents.redact`): a server may echo the credentials it was sent.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from agents.completion import EndpointError
 from agents.endpoint_errors import status_hint
 
 log = logging.getLogger(__name__)
+waiting = logging.getLogger(f"{__name__}.waiting")
 
 _T = TypeVar("_T")
 
@@ -30,6 +37,7 @@ START_HINT = (
     "(or `python app.py serve` for the tiny local model) and check base_url."
 )
 STREAM_HINT = "The server dropped the stream mid-answer: check its log (did it crash or restart?)."
+TIMEOUT_SETTING = "PARAVT_REQUEST_TIMEOUT"  # the setting that names `timeout` (graphs.settings)
 
 
 class BrokenStream(Exception):
@@ -72,6 +80,8 @@ class Retries:
     max_backoff_s: float = 8.0
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
     rng: random.Random = field(default_factory=random.Random)
+    redact: Callable[[str], str] = str
+    timeout_s: float | None = None  # each try's timeout, as progress reports name it
 
     def __post_init__(self) -> None:
         if self.max_retries < 0:
@@ -82,13 +92,17 @@ class Retries:
         what: str,
         attempt: Callable[[], Awaitable[dict[str, Any]]],
         parse: Callable[[dict[str, Any]], _T],
+        *,
+        notice_after_s: float | None = None,
     ) -> tuple[_T, float, int]:
-        """Run `attempt` then `parse` until success; returns (result, latency_s, attempts)."""
+        """Run `attempt` then `parse` until success; returns (result, latency_s, attempts).
+        A try still unanswered after `notice_after_s` is reported as a wait (for a request
+        that should be quick, such as the model list)."""
         total = self.max_retries + 1
         for number in range(1, total + 1):
             start = time.perf_counter()
             try:
-                result = parse(await attempt())
+                result = parse(await self._noticed(attempt, what, number, notice_after_s))
             except Exception as exc:
                 failure = self.classify(exc)
                 if failure is None:
@@ -107,11 +121,42 @@ class Retries:
                 self.base_url,
                 number,
                 total,
-                failure.summary(),
+                self.redact(failure.summary()),
                 delay,
             )
+            if failure.kind == "timeout":
+                self._waiting(what, number + 1, f"no answer within {self._timeout_text()}")
             await self.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _noticed(self, attempt, what: str, number: int, notice_after_s: float | None):
+        """`attempt()`, reported as a wait if it has not answered after `notice_after_s`."""
+        if notice_after_s is None:
+            return await attempt()
+        task = asyncio.ensure_future(attempt())
+        try:
+            done, _ = await asyncio.wait({task}, timeout=notice_after_s)
+            if not done:
+                self._waiting(what, number, f"no answer yet after {notice_after_s:g} s")
+            return await task
+        finally:
+            if not task.done():
+                task.cancel()
+
+    def _waiting(self, what: str, number: int, why: str) -> None:
+        waiting.warning(
+            "waiting for the endpoint at %s (%s: %s), attempt %d of %d, %s timeout (%s sets it)",
+            self.base_url,
+            what,
+            why,
+            number,
+            self.max_retries + 1,
+            self._timeout_text(),
+            TIMEOUT_SETTING,
+        )
+
+    def _timeout_text(self) -> str:
+        return f"{self.timeout_s:g} s" if self.timeout_s is not None else "its"
 
     def delay_s(self, attempt: int, retry_after_s: float | None) -> float:
         """Exponential backoff with jitter in [50%, 100%]; Retry-After wins, both capped."""
@@ -127,7 +172,8 @@ class Retries:
         if failure.kind == "timeout":
             message = (
                 f"{where} timed out ({failure.detail}) {tries}. Is the server overloaded or "
-                "the request too large? Raise `timeout`, lower concurrency, or check its log."
+                f"the request too large? Raise {TIMEOUT_SETTING} (seconds per try), lower "
+                "the concurrency, or check the server's log."
             )
         elif failure.kind == "connection":
             message = f"{where} failed: {failure.detail} {tries}. {failure.hint or START_HINT}"
@@ -142,7 +188,7 @@ class Retries:
                 f"{status_hint(failure.status)}"
             )
         return EndpointError(
-            message,
+            self.redact(message),
             base_url=self.base_url,
             status=failure.status,
             attempts=attempts,

@@ -100,6 +100,17 @@ def overview_count(codec: str, duration: float, frames: int) -> int:
     return frames
 
 
+def overview_times(codec: str, duration: float, frames: int) -> list[float]:
+    """The overview's frame times for the media: `overview_count` frames at
+    `overview_timestamps`. The one place they are computed (the prepare node, the eval
+    runner's subtitles and SFT export all come here, through the protocol or directly).
+
+    >>> overview_times("h264", 10.0, 4)
+    [1.25, 3.75, 6.25, 8.75]
+    """
+    return overview_timestamps(duration, overview_count(codec, duration, frames))
+
+
 def window_plan(
     codec: str, start: float, end: float, *, fps: float, max_frames: int
 ) -> tuple[list[float], list[float] | None]:

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents import prompts
-from agents.completion import SamplingParams
-from agents.requests import ModelRequest
+from agents.requests import ModelRequest, SamplingParams
 from agents.sampling import window_plan
 from agents.verify import MAX_VERDICT_TOKENS, verify_messages
 

@@ -27,7 +27,7 @@ SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "star", "cross")
 WORDS: tuple[str, ...] = (
     "APPLE", "RIVER", "TIGER", "CLOUD", "PIANO", "LEMON", "ROBOT", "MANGO",
     "OCEAN", "EAGLE", "CANDLE", "ROCKET", "GARDEN", "CASTLE", "PLANET", "WINTER",
-)  # fmt: skip
+)  # fmt: skip  # a table: clearer in rows
 MANIFEST_VERSION = 1
 X264_OPTIONS = {"crf": "28", "preset": "fast", "x264-params": "mbtree=0"}  # mbtree made runs differ
 
@@ -122,7 +122,7 @@ def _shape_points(shape: str, cx: int, cy: int, r: int) -> np.ndarray:
             (cx - b, cy - a), (cx + b, cy - a), (cx + b, cy - b), (cx + a, cy - b),
             (cx + a, cy + b), (cx + b, cy + b), (cx + b, cy + a), (cx - b, cy + a),
             (cx - b, cy + b), (cx - a, cy + b), (cx - a, cy - b), (cx - b, cy - b),
-        ]  # fmt: skip
+        ]  # fmt: skip  # a table of vertices: clearer in rows
     return np.round(np.asarray(pts)).astype(np.int32)
 
 

@@ -13,11 +13,13 @@ injected client may be either.
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import httpx
 import httpx2
 
+from agents.redact import without_userinfo
 from agents.tls import tls_context
 
 TIMEOUTS = (httpx2.TimeoutException, httpx.TimeoutException)
@@ -45,7 +47,11 @@ class StatusError(Exception):
 
 
 class Transport:
-    """Requests to ``base_url`` with the endpoint's key, each under ``timeout`` seconds."""
+    """Requests to ``base_url`` with the endpoint's key, each under ``timeout`` seconds.
+
+    A user and password in ``base_url`` go as Basic auth in place of the key, as HTTP
+    clients send them; the URL requested (and logged by the HTTP library) carries neither.
+    """
 
     def __init__(
         self,
@@ -55,11 +61,22 @@ class Transport:
         timeout: float,
         http_client: httpx2.AsyncClient | httpx.AsyncClient | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        bare, userinfo = without_userinfo(base_url.rstrip("/"))
+        self.base_url = bare
         self.timeout = timeout
         self._owns_http_client = http_client is None
         self.http = http_client or default_http_client()
-        self._headers = {"Authorization": f"Bearer {api_key}", "Accept": "application/json"}
+        auth = f"Bearer {api_key}"
+        if userinfo is not None:
+            auth = "Basic " + base64.b64encode(":".join(userinfo).encode()).decode()
+        self._headers = {"Authorization": auth, "Accept": "application/json"}
+
+    @property
+    def credentials(self) -> tuple[str, ...]:
+        """What the requests carry that must never be shown: the Authorization value and its
+        token (a Basic auth token is the user and password, encoded)."""
+        value = self._headers["Authorization"]
+        return value, value.partition(" ")[2]
 
     async def send(
         self,
@@ -76,7 +93,7 @@ class Transport:
         sent = {**self._headers, **(headers or {})}
         if content is not None:
             sent["Content-Type"] = "application/json"
-        url = path if "://" in path else self.base_url + path
+        url = without_userinfo(path)[0] if "://" in path else self.base_url + path
         request = self.http.build_request(
             method, url, content=content, headers=sent, timeout=self.timeout
         )

@@ -1,4 +1,4 @@
-"""A few bf16 PARA-GRPO steps on a CUDA GPU through the TRL entry point (training.trl_grpo),
+"""A few bf16 PARA-GRPO steps on a CUDA GPU through the TRL entry point (training.trl.grpo),
 with transformers generation, on a Qwen3-VL-architecture model of about 1.2B parameters built
 from a config (random weights: the step's cost, not its learning, is what is measured).
 
@@ -79,9 +79,9 @@ def main() -> None:
     import torch
 
     from graphs.context import Context
-    from training import trl_grpo
     from training.para_grpo import ParaGRPOConfig
     from training.rollout import needle_prompts
+    from training.trl import grpo as trl_grpo
 
     work = Path(tempfile.mkdtemp(prefix="paravt-gpu-grpo-"))
     began = time.perf_counter()

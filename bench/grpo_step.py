@@ -41,8 +41,9 @@ import torch  # noqa: E402
 
 from graphs.context import Context  # noqa: E402
 from serving.tiny_model import build_tiny_model  # noqa: E402
-from training import advantages, grpo, rollout  # noqa: E402
-from training.grpo import GRPOEngine, RunConfig  # noqa: E402
+from training import advantages, rollout  # noqa: E402
+from training import cpu_grpo as grpo  # noqa: E402
+from training.cpu_grpo import GRPOEngine, RunConfig  # noqa: E402
 from training.para_grpo import ParaGRPOConfig  # noqa: E402
 from training.rollout import needle_prompts  # noqa: E402
 

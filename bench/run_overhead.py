@@ -95,7 +95,6 @@ async def one_run(
     ``database_url`` the board and checkpoints are in PostgreSQL (`graphs.stores`)."""
     began = time.perf_counter()
     args = SimpleNamespace()  # no flags given: every setting from the base context
-    context = await served_context(args, Context(overview_frames=64, max_parallel=k), base_url)
     settings = Settings(home=work, database_url=database_url or None)
     board = open_board(settings)
     http = default_http_client(event_hooks={"request": [recorder]})  # the client's own default
@@ -104,6 +103,7 @@ async def one_run(
         OpenAIChatModel(base_url, http_client=http) as llm,
         open_checkpoints(settings) as saver,
     ):
+        context = await served_context(args, Context(overview_frames=64, max_parallel=k), llm)
         warm = asyncio.create_task(llm.warm_up(THINK_PREFIX if context.think_prefix else None))
         graph = compile_graph(llm, board, checkpointer=saver)
         await warm

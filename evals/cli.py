@@ -9,19 +9,22 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from agents.terminal_text import plain
 from evals import pareto
 from evals.compare import compare_runs, header_lines
 from evals.lmms_layout import write_lmms_eval_files
 from evals.merge import add_merge_command
-from evals.records import SampleLog, write_json_atomic
+from evals.records import SampleLog, reply_problem, write_json_atomic
 from evals.results import score_records, summarize
 from evals.runner import EvalRefused, evaluate, results_path
 from evals.shards import Shard
 from evals.spec import EvalSpec
-from evals.study import STUDY_CONFIGS, run_study
+from evals.study import run_study
+from evals.study_configs import STUDY_CONFIGS
 from evals.table1_cli import add_table1_command
 from evals.tasks import TASKS, get_task
 from graphs import event_loop
@@ -132,12 +135,12 @@ def cmd_eval_run(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _eval_run(args, settings: Settings, task, context: Context, options) -> int:
     given = {f.name for f in fields(Context) if getattr(args, f.name, None) is not None}
-    refused = protocol_refusal(context, given, await served_regime(settings.endpoint))
-    if refused:
-        console.print(f"[red]not started:[/red] {refused}")
-        return 2
-    context = effective(context)  # the spec records the settings the run really has
     async with settings.chat_model() as llm:
+        refused = protocol_refusal(context, given, await served_regime(llm))
+        if refused:
+            console.print(f"[red]not started:[/red] {refused}")
+            return 2
+        context = effective(context)  # the spec records the settings the run really has
         model = await llm.model_name()
         spec = EvalSpec(
             task=task.name,
@@ -189,7 +192,8 @@ async def _eval_run(args, settings: Settings, task, context: Context, options) -
                     shard=args.shard,
                 )
             except EvalRefused as exc:
-                console.print(f"[red]not started:[/red] {exc}")
+                # the records' own text: shown plain, never as markup or terminal control
+                console.print(f"[red]not started:[/red] {escape(plain(str(exc)))}")
                 return 2
     profile = outcome.results["profile"]
     _print_results(outcome.results, results_path(outcome.folder, profile))
@@ -203,7 +207,7 @@ def cmd_eval_rescore(args: argparse.Namespace, settings: Settings) -> int:
         known = ", ".join(task.profiles)
         console.print(f"[red]error:[/red] {task.name} has profiles {known}")
         return 2
-    records = score_records(task, list(SampleLog(args.run_dir)), args.profile)
+    records = score_records(task, list(SampleLog(args.run_dir, check=reply_problem)), args.profile)
     results = summarize(task, spec, records, args.profile)
     path = results_path(args.run_dir, args.profile)
     write_json_atomic(path, results)
@@ -286,8 +290,10 @@ def cmd_eval_study(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_eval_pareto(args: argparse.Namespace, settings: Settings) -> int:
+    from evals.pareto_plot import plot  # matplotlib loads only when a plot is drawn
+
     points = pareto.load_points(args.runs, args.profile)
-    pareto.plot(points, args.out)
+    plot(points, args.out)
     console.print(pareto.markdown_table(points))
     console.print(f"plot: {args.out}")
     return 0

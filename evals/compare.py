@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.records import SampleLog, sample_from_json
+from evals.records import SampleLog, record_problem, sample_from_json
 from evals.results import score_records
 from evals.run_labels import label_runs, run_identity
 from evals.spec import EvalSpec
@@ -45,7 +45,7 @@ def compare_runs(
     a, b = (
         {
             r["sample_id"]: r
-            for r in score_records(task, list(SampleLog(run)), profile)
+            for r in score_records(task, list(SampleLog(run, check=record_problem)), profile)
             if r["status"] == "ok"
         }
         for run in (run_a, run_b)

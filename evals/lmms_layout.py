@@ -72,8 +72,10 @@ class LmmsTask:
 VERSION_0 = ({"version": 0.0},)
 LMMS_TASKS = {
     "videomme": LmmsTask(
-        "videomme", {"videomme_perception_score": "videomme_perception_score"},
-        cluster_key="videoID", metadata=VERSION_0,
+        "videomme",
+        {"videomme_perception_score": "videomme_perception_score"},
+        cluster_key="videoID",
+        metadata=VERSION_0,
     ),
     "charades": LmmsTask(
         "temporal_grounding_charades",
@@ -82,11 +84,13 @@ LMMS_TASKS = {
     "longvideobench": LmmsTask("longvideobench_val_v", {"lvb_acc": "lvb_acc"}),
     "mlvu": LmmsTask("mlvu_dev", {"mlvu_percetion_score": "mlvu_percetion_score"}),
     "lvbench": LmmsTask(
-        "lvbench", {"lvbench_score": "lvbench_score"}, {"lvbench_score": ("correct", bool)},
+        "lvbench",
+        {"lvbench_score": "lvbench_score"},
+        {"lvbench_score": ("correct", bool)},
         metadata=VERSION_0,
     ),
     "mmvu": LmmsTask("mmvu_val", {"accuracy": "accuracy"}),
-}  # fmt: skip
+}
 # The means among this project's other profiles: metric -> the per-item value it averages.
 OTHER_MEANS = {
     ("needle", "official"): {"mean_score": "score"},

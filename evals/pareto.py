@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evals.run_labels import label_runs
+
 DEFAULT_FRAME_TOKENS = 49
 """Assumed visual tokens per encoded frame when the server reports none: one frame at the
 graph's default 50,176-pixel budget (224x224) is 7x7 merged patches of 32x32 pixels in
@@ -180,7 +182,6 @@ def load_points(
     """One point per run folder from its ``results_<profile>.json`` (None: each task's default
     profile): a readable label (``evals.run_labels.label_runs``), the cost, and
     ``metrics[metric]`` (default: the profile's primary metric; NaN when absent)."""
-    from evals.run_labels import label_runs
     from evals.tasks import get_task  # the registry imports every task module
 
     run_dirs = [Path(r) for r in run_dirs]
@@ -269,14 +270,6 @@ def markdown_table(points: Sequence[Point]) -> str:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-def plot(points: Sequence[Point], path: str | Path, **labels: str) -> Path:
-    """Write the cost-score PNG (``evals.pareto_plot.plot``: labels placed so none overlaps
-    another or a point, none clipped; y axis named by the metric)."""
-    from evals.pareto_plot import plot as plot_png  # matplotlib only when plotting
-
-    return plot_png(points, path, **labels)
 
 
 def _default_profile(run_dir: Path) -> str:

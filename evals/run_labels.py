@@ -2,9 +2,9 @@
 
 A run is named, in this order:
 
-1. by the board-study configuration (``evals.study.STUDY_CONFIGS``: ``single``, ``two_agent``,
-   ``vote5``, ``verified``, ...) whose settings it has: every knob any configuration sets
-   (dispatch, board mode, scanner, length gate, temperature, votes) equals that
+1. by the board-study configuration (``evals.study_configs.STUDY_CONFIGS``: ``single``,
+   ``two_agent``, ``vote5``, ``verified``, ...) whose settings it has: every knob any
+   configuration sets (dispatch, board mode, scanner, length gate, temperature, votes) equals that
    configuration's value, or the task's default for knobs the configuration leaves alone;
 2. otherwise by the settings that set it apart from the other runs shown with it, e.g.
    ``board_mode=verified, max_turns=2`` (at most :data:`MAX_SETTINGS` of them);
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.spec import EvalSpec
+from evals.study_configs import STUDY_CONFIGS
 from graphs.context import Context
 
 MAX_SETTINGS = 3
@@ -50,8 +51,6 @@ def settings(spec: EvalSpec) -> dict[str, Any]:
 
 def study_arm(spec: EvalSpec) -> str | None:
     """The board-study configuration whose settings the spec has, if any."""
-    from evals.study import STUDY_CONFIGS  # the study imports the report modules
-
     keys = sorted({k for config in STUDY_CONFIGS.values() for k in config.context})
     mine = settings(spec)
     defaults = dataclasses.asdict(_task_defaults(spec.task))

@@ -8,7 +8,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +16,14 @@ from agents import frame_store, video
 from agents.completion import ChatModel, Completion
 from agents.decode_pool import decode_processes
 from agents.protocols import get_protocol
+from agents.question_rules import QuestionRefused
 from agents.requests import ModelRequest
-from agents.sampling import overview_count
+from agents.sampling import overview_times
 from agents.scoring.extract import extract_answer
 from agents.video import VideoError
 from evals.costs import sample_cost, sum_costs
 from evals.lmms_layout import write_lmms_eval_files
-from evals.records import SampleLog, sample_to_json, write_json_atomic
+from evals.records import SampleLog, record_problem, sample_to_json, write_json_atomic
 from evals.release_prompts import RELEASE_PROMPTS, release_prompt
 from evals.results import score_records, summarize
 from evals.sample import Sample
@@ -31,7 +32,7 @@ from evals.spec import EvalSpec
 from evals.tasks.base import LoadResult, Task
 from graphs.board import Board
 from graphs.builder import compile_graph
-from graphs.context import Context, effective
+from graphs.context import Context, effective, settings_of
 from graphs.run import run_question
 
 log = logging.getLogger(__name__)
@@ -150,8 +151,9 @@ async def evaluate(
             "missing_media": sorted(missing), "load_notes": loaded.notes}  # fmt: skip
     if shard is not None:
         write_manifest(folder, shard, spec, [i for i, _ in chosen], load)
-    sample_log = SampleLog(folder)
+    sample_log = SampleLog(folder, check=record_problem)
     sample_log.repair()  # a torn last line (a crash mid-write) is cut off and its sample redone
+    sample_log.set_aside()  # damaged or disagreeing lines: moved aside, their samples redone
     done = {sid for sid, r in sample_log.read().items() if r["status"] == "ok"}
     todo = [(i, s) for i, s in chosen if s.id not in done]
     if on_start:
@@ -244,8 +246,7 @@ async def _run_sample(
         times = None
         if task.render_prompt is not None and context.protocol == "paravt":
             info = await asyncio.to_thread(video.probe, sample.media)
-            count = overview_count(info.codec, info.duration, context.overview_frames)
-            times = video.overview_timestamps(info.duration, count)
+            times = overview_times(info.codec, info.duration, context.overview_frames)
         prompt = question_block(task, sample, context, times)
         results = await asyncio.gather(
             *(
@@ -266,6 +267,9 @@ async def _run_sample(
     except VideoError as exc:
         log.warning("sample %s: %s", sample.id, exc)
         return {**record, **failed, "error": f"media: {exc}"}
+    except QuestionRefused as exc:  # a control token in a record's prompt: never sent
+        log.warning("sample %s: %s", sample.id, exc)
+        return {**record, **failed, "error": f"question: {exc}"}
     wall = time.perf_counter() - start
     costs = [sample_cost(r.trace, wall) for r in results if r.trace]
     cost = sum_costs(costs) if costs else None
@@ -287,7 +291,7 @@ async def _run_sample(
         "run_status": results[0].status,
         "overview_timestamps": results[0].trace["overview"]["timestamps"],
         "cost": cost,
-        "context": asdict(context),
+        "context": settings_of(context),
     }
 
 

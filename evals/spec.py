@@ -11,6 +11,13 @@ from typing import Any
 from agents.protocol import PARSER_VERSION
 
 SPEC_VERSION = 1
+# Context fields added after runs were already named by their spec's hash: left out of the
+# spec at their defaults, so that an earlier run's folder stays the same run's folder.
+LATER_FIELDS = {
+    "protocol": "paravt",
+    "prompt_mode": "agentic_general",
+    "video_channel": "image_url",
+}
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,10 @@ class EvalSpec:
     votes: int = 1  # runs per sample; > 1 answers by majority vote (sample at temperature > 0)
     parser_version: str = PARSER_VERSION
     spec_version: int = SPEC_VERSION
+
+    def __post_init__(self) -> None:
+        context = {k: v for k, v in self.context.items() if LATER_FIELDS.get(k, self) != v}
+        object.__setattr__(self, "context", context)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,37 +21,9 @@ from evals.compare import compare_runs
 from evals.records import write_json_atomic
 from evals.runner import evaluate
 from evals.spec import EvalSpec
+from evals.study_configs import BASELINE, STUDY_CONFIGS
 from evals.tasks.base import Task
 from graphs.context import Context
-
-
-@dataclass(frozen=True)
-class StudyConfig:
-    context: dict[str, Any] = field(default_factory=dict)  # Context overrides
-    votes: int = 1
-    description: str = ""
-
-
-STUDY_CONFIGS: dict[str, StudyConfig] = {
-    "single": StudyConfig({"dispatch": "none"}, description="one agent, no tools, no board"),
-    "two_agent": StudyConfig(
-        {"dispatch": "none", "scanner_first": True, "board_mode": "shared"},
-        description="a scanner writes a note on one board, a checker answers",
-    ),
-    "isolated": StudyConfig({"board_mode": "isolated"}, description="ParaVT sub-agents"),
-    "shared": StudyConfig({"board_mode": "shared"}, description="sub-agents read the board"),
-    "verified": StudyConfig({"board_mode": "verified"}, description="shared, verify gate on"),
-    "verified_length": StudyConfig(
-        {"board_mode": "verified", "length_gate": True}, description="verified + length gate"
-    ),
-    "vote5": StudyConfig(
-        {"dispatch": "none", "temperature": 0.7},
-        votes=5,
-        description="majority of 5 single agents at temperature 0.7",
-    ),
-}
-BASELINE = "single"
-
 
 DOCUMENT_TASKS = ("chartqapro", "slidevqa", "vqaonline")
 
@@ -120,7 +91,9 @@ def write_report(
         dataclasses.replace(point, name=name)
         for name, point in zip(folders, pareto.load_points(folders.values(), profile), strict=True)
     ]
-    pareto.plot(
+    from evals.pareto_plot import plot  # matplotlib loads only when a report is drawn
+
+    plot(
         points,
         folder / "pareto.png",
         title=f"{task.name}: {task.primary_for(profile)} against cost",

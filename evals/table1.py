@@ -157,22 +157,36 @@ async def run_row(
         context = split_context(row, dataset, channel)
         if max_new_tokens:
             context = Context(**{**asdict(context), "max_new_tokens": max_new_tokens})
-        spec = EvalSpec(task_name, str((data_root / folder).resolve()), model, asdict(context),
-                        dict(options))  # fmt: skip
+        spec = EvalSpec(
+            task_name, str((data_root / folder).resolve()), model, asdict(context), dict(options)
+        )
         outcome = await evaluate(
-            get_task(task_name), spec, llm=llm, out_root=out_root / name, profile="paravt",
-            limit=limit, concurrency=concurrency, skip_missing_media=True,
-        )  # fmt: skip
+            get_task(task_name),
+            spec,
+            llm=llm,
+            out_root=out_root / name,
+            profile="paravt",
+            limit=limit,
+            concurrency=concurrency,
+            skip_missing_media=True,
+        )
         records = list(SampleLog(outcome.folder))
         summary = release_summary(dataset, records, _tool_calls(outcome))
         summary["run"] = str(outcome.folder)
-        summary["settings"] = {"prompt_mode": context.prompt_mode,
-                               "video_channel": context.video_channel,
-                               "max_turns": context.max_turns,
-                               "max_new_tokens": context.max_new_tokens}  # fmt: skip
+        summary["settings"] = {
+            "prompt_mode": context.prompt_mode,
+            "video_channel": context.video_channel,
+            "max_turns": context.max_turns,
+            "max_new_tokens": context.max_new_tokens,
+        }
         summaries.append(summary)
-    result = {"row": name, "model": model, "row_model": row.model, "splits": summaries,
-              "paper": dict(row.paper)}  # fmt: skip
+    result = {
+        "row": name,
+        "model": model,
+        "row_model": row.model,
+        "splits": summaries,
+        "paper": dict(row.paper),
+    }
     write_json_atomic(out_root / name / "summary.json", result)
     (out_root / name / "summary.md").write_text(table_text(result) + "\n")
     return result

@@ -52,18 +52,19 @@ def add_table1_command(actions: argparse._SubParsersAction, parents: list) -> No
 def cmd_table1(args: argparse.Namespace, settings: Settings) -> int:
     row = ROWS[args.row]
     channel = args.video_channel
-    regime = event_loop.run(served_regime(settings.endpoint))
-    decodes = regime is None or regime.get("video_input", False)
-    if not decodes and "video_url" in (row.mcq[1], row.charades[1]) and channel != "image_url":
-        console.print(
-            f"[red]not started:[/red] row {args.row} sends Charades-STA as a video_url, and the "
-            "server at the endpoint takes frames only: serve the model with vLLM or SGLang, or "
-            "pass --video-channel image_url (recorded in the summary)."
-        )
-        return 2
 
     async def go():
         async with settings.chat_model() as llm:
+            regime = await served_regime(llm)
+            decodes = regime is None or regime.get("video_input", False)
+            video_url = "video_url" in (row.mcq[1], row.charades[1]) and channel != "image_url"
+            if not decodes and video_url:
+                console.print(
+                    f"[red]not started:[/red] row {args.row} sends Charades-STA as a video_url, "
+                    "and the server at the endpoint takes frames only: serve the model with vLLM "
+                    "or SGLang, or pass --video-channel image_url (recorded in the summary)."
+                )
+                return None
             return await run_row(
                 args.row,
                 data_root=args.data_root,
@@ -78,6 +79,8 @@ def cmd_table1(args: argparse.Namespace, settings: Settings) -> int:
             )
 
     result = event_loop.run(go())
+    if result is None:
+        return 2
     print(table_text(result))
     console.print(f"summary: {args.out / args.row / 'summary.json'}")
     return 0

@@ -8,20 +8,13 @@ fields (with ``options``, ``kind``, ``prompt``), as the CLI and the evaluation r
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from langchain_core.messages import HumanMessage
 
-from graphs.chat_input import (
-    MediaRefused,
-    checked_video,
-    message_text,
-    named_media,
-    no_video_message,
-    split_question,
-)
+from agents.question_rules import check_question
+from graphs.admission import MediaRefused, MediaRoots
+from graphs.chat_input import message_text, split_question
 from graphs.context import Context
 from graphs.state import State
 
@@ -37,52 +30,63 @@ class Question:
     human: HumanMessage | None  # the message to add (the older input has none yet)
     asked: int  # human messages on the thread once this one is asked
     system: str | None = None  # a dataset's own system prompt (the release's RL rows)
+    source: dict | None = None  # where the question came from (a harness's task and doc id)
 
 
 def humans(state: State) -> list:
     return [m for m in state.get("messages", []) if m.type == "human"]
 
 
-def next_question(state: State, ctx: Context, roots: Sequence[Path]) -> Question:
-    """The question to run now; MediaRefused (with what to do) when there is none to run."""
+def next_question(state: State, ctx: Context, media: MediaRoots) -> Question:
+    """The question to run now; MediaRefused (with what to do) when there is none to run,
+    QuestionRefused (`agents.question_rules`) when it cannot be asked as it is."""
     asked, said = state.get("asked", 0), humans(state)
     if len(said) > asked:
-        return _chat_question(state, ctx, roots, said[-1], len(said))
-    if asked == 0 and state.get("question") and state.get("video"):
-        options = tuple(state.get("options") or ())
-        text = state["question"]
-        return Question(
-            run_id=state.get("run_id") or uuid.uuid4().hex[:12],
-            video=str(state["video"]),
-            question=text,
-            options=options,
-            kind=state.get("kind") or ("multiple_choice" if options else "open_ended"),
-            prompt=state.get("prompt") or "",
-            human=HumanMessage(content=text),
-            asked=1,
-            system=state.get("system") or None,
+        question = _chat_question(state, ctx, media, said[-1], len(said))
+    elif asked == 0 and state.get("video") and "question" in state:
+        question = _input_question(state, media)
+    else:
+        raise MediaRefused(
+            "There is no new question on this thread: send a message with your question."
         )
-    raise MediaRefused(
-        "There is no new question on this thread: send a message with your question."
+    check_question(question.question, question.options, question.kind, prompt=question.prompt)
+    return question
+
+
+def _input_question(state: State, media: MediaRoots) -> Question:
+    """The older ``video`` + ``question`` input (the CLI's, evaluation's)."""
+    options = tuple(state.get("options") or ())
+    text = state["question"]
+    video = media.admit(str(state["video"]))
+    return Question(
+        run_id=state.get("run_id") or uuid.uuid4().hex[:12],
+        video=str(video),
+        question=text,
+        options=options,
+        kind=state.get("kind") or ("multiple_choice" if options else "open_ended"),
+        prompt=state.get("prompt") or "",
+        human=HumanMessage(content=text or ""),
+        asked=1,
+        system=state.get("system") or None,
+        source=state.get("source") or None,
     )
 
 
-def _chat_question(state, ctx, roots, human, asked: int) -> Question:
+def _chat_question(state, ctx, media: MediaRoots, human, asked: int) -> Question:
     text = message_text(human.content)
     video = None
     if asked > 1 or state.get("asked", 0) > 0:  # a follow-up: the same video unless it names one
-        found, rest = named_media(text, roots)
+        found, rest = media.named_in(text)
         video, text = (found, rest) if found else (state.get("video"), text)
     else:
         if ctx.default_video:
-            video = checked_video(ctx.default_video, roots)
-        elif state.get("video"):  # the input's field: a caller's path (absolute is trusted)
-            given = str(state["video"])
-            video = given if Path(given).is_absolute() else checked_video(given, roots)
+            video = media.admit(ctx.default_video)
+        elif state.get("video"):  # the input's field: admitted by the same rule as text
+            video = media.admit(str(state["video"]))
         else:
-            video, text = named_media(text, roots)
+            video, text = media.named_in(text)
     if not video:
-        raise MediaRefused(no_video_message(roots))
+        raise MediaRefused(media.no_video())
     first = state.get("asked", 0) == 0  # fields sent with the first message apply to it
     asked_now = split_question(text)
     options = tuple(state.get("options") or ()) if first else ()
@@ -101,4 +105,5 @@ def _chat_question(state, ctx, roots, human, asked: int) -> Question:
         human=None,
         asked=asked,
         system=(state.get("system") or None) if first else None,
+        source=(state.get("source") or None) if first else None,
     )

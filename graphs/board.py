@@ -35,11 +35,12 @@ from graphs.board_base import (
     too_new,
 )
 from graphs.sqlite_locks import BUSY_TIMEOUT_S, is_locked, retry_locked
+from graphs.store_errors import translated
 
 __all__ = ["RUN_STATUSES", "SCHEMA_VERSION", "Board", "BoardStore", "Note"]
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2  # 2: runs.owner
+SCHEMA_VERSION = 3  # 2: runs.owner; 3: runs.source
 TABLES = ("runs", "notes", "traces")
 _T = TypeVar("_T")
 _QUOTED = ", ".join(f'"{name}"' for name in NOTE_COLUMNS)  # "start", "end" are keywords
@@ -59,22 +60,29 @@ class Board(BoardStore):
         mark_stale: bool = True,
     ):
         """Open (creating if needed) the board at `path`; with `mark_stale`, runs left
-        `running` by ended processes are marked `interrupted` on opening."""
+        `running` by ended processes are marked `interrupted` on opening. A file that is not
+        a board, or a disk with no room for it, is an error that says what to do
+        (`graphs.store_errors`)."""
         self.path = Path(path)
         self.where = str(self.path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.busy_timeout_s = busy_timeout_s
-        conn = sqlite3.connect(self.path, check_same_thread=False, timeout=busy_timeout_s)
-        self._db = sqlite_utils.Database(conn)
         self._lock = threading.RLock()  # reentrant: `at_once` holds it around a method
-        retry_locked(self._open_schema, busy_timeout_s)
-        # WAL with NORMAL sync: a commit survives the process being killed, and only an OS
-        # crash or power loss can drop the last few, never corrupt the file. FULL would
-        # fsync every note on a run's path (0.3-3 ms each here); an eval's own record,
-        # samples.jsonl, is fsynced line by line.
-        conn.execute("PRAGMA synchronous=NORMAL")
-        if mark_stale:
-            self.mark_stale_interrupted()
+        with translated(self.path, "board"):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, check_same_thread=False, timeout=busy_timeout_s)
+            self._db = sqlite_utils.Database(conn)
+            try:
+                retry_locked(self._open_schema, busy_timeout_s)
+                # WAL with NORMAL sync: a commit survives the process being killed, and only
+                # an OS crash or power loss can drop the last few, never corrupt the file.
+                # FULL would fsync every note on a run's path (0.3-3 ms each here); an eval's
+                # own record, samples.jsonl, is fsynced line by line.
+                conn.execute("PRAGMA synchronous=NORMAL")
+                if mark_stale:
+                    self.mark_stale_interrupted()
+            except BaseException:
+                conn.close()
+                raise
 
     def _open_schema(self) -> None:
         """WAL, then the tables in one IMMEDIATE transaction: the first of several processes
@@ -112,6 +120,7 @@ class Board(BoardStore):
                 "started_at": float,
                 "finished_at": float,
                 "owner": str,  # graphs.owners.Owner of a running run, as JSON
+                "source": str,  # where the question came from (a harness's task, doc id), JSON
             },
             pk="run_id",
             if_not_exists=True,
@@ -143,8 +152,11 @@ class Board(BoardStore):
             foreign_keys=[("run_id", "runs", "run_id")],
             if_not_exists=True,
         )
-        if "owner" not in db["runs"].columns_dict:  # a board from schema version 1
+        columns = db["runs"].columns_dict
+        if "owner" not in columns:  # a board from schema version 1
             db.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
+        if "source" not in columns:  # a board from schema version 1 or 2
+            db.execute("ALTER TABLE runs ADD COLUMN source TEXT")
         db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
         db.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
@@ -152,17 +164,25 @@ class Board(BoardStore):
         )
 
     def start_run(
-        self, run_id: str, *, video: str, question: str, settings: dict[str, Any], thread_id: str
+        self,
+        run_id: str,
+        *,
+        video: str,
+        question: str,
+        settings: dict[str, Any],
+        thread_id: str,
+        source: dict[str, Any] | None = None,
     ) -> None:
-        """Register a run owned by this process; a resumed run keeps its start time and notes."""
+        """Register a run owned by this process; a resumed run keeps its start time and notes.
+        `source` says where the question came from (an evaluation harness's task and doc id)."""
         with self._lock:
             if self._claim(run_id):
                 return
             self._db.execute(
                 "INSERT INTO runs (run_id, thread_id, video, question, settings, status, "
-                "started_at, owner) VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
+                "started_at, owner, source) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
                 [run_id, thread_id, video, question, json.dumps(settings, sort_keys=True),
-                 time.time(), owners.current().to_json()],
+                 time.time(), owners.current().to_json(), json.dumps(source or {}, sort_keys=True)],
             )  # fmt: skip
 
     def claim_run(self, run_id: str) -> bool:

@@ -66,7 +66,8 @@ def note_from_row(row: dict[str, Any]) -> Note:
 
 
 def decode_run(row: dict[str, Any]) -> dict[str, Any]:
-    return {**row, "settings": json.loads(row["settings"] or "{}")}
+    decoded = {"settings": json.loads(row["settings"] or "{}")}
+    return {**row, **decoded, "source": json.loads(row.get("source") or "{}")}
 
 
 def ended_message(owner: owners.Owner | None) -> str:
@@ -90,9 +91,17 @@ class BoardStore:
 
     # Writes: every one idempotent.
     def start_run(
-        self, run_id: str, *, video: str, question: str, settings: dict[str, Any], thread_id: str
+        self,
+        run_id: str,
+        *,
+        video: str,
+        question: str,
+        settings: dict[str, Any],
+        thread_id: str,
+        source: dict[str, Any] | None = None,
     ) -> None:
-        """Register a run owned by this process; a resumed run keeps its start time and notes."""
+        """Register a run owned by this process; a resumed run keeps its start time and notes.
+        `source` says where the question came from (an evaluation harness's task and doc id)."""
         raise NotImplementedError
 
     def claim_run(self, run_id: str) -> bool:

@@ -24,6 +24,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from agents.completion import ChatModel
+from graphs.admission import MediaRoots
 from graphs.board_base import BoardStore
 from graphs.context import Context
 from graphs.lifecycle import guarded
@@ -40,16 +41,19 @@ from graphs.state import InputState, OutputState, State
 
 
 def build_graph(
-    llm: ChatModel,
+    llm: ChatModel | None,
     board: BoardStore,
     *,
     media_roots: Sequence[Path] | None = None,
     preset: Context | None = None,
 ) -> StateGraph:
-    """The uncompiled graph; compile it with the checkpointer the caller needs. A chat may
-    name media under ``media_roots`` (default: the working folder); a run that sends no
-    settings gets ``preset`` (default: Context's own defaults)."""
-    roots = tuple(media_roots) if media_roots else (Path.cwd().resolve(),)
+    """The uncompiled graph; compile it with the checkpointer the caller needs. ``llm`` is the
+    model its runs call, unless a run names its own (``graphs.context.RunContext``; None: every
+    run must). With ``media_roots`` (a server's graph) every input may name media only under
+    them; without, the caller's own fields may name any path and a chat names media under the
+    working folder (`graphs.admission`). A run that sends no settings gets ``preset``
+    (default: Context's own defaults)."""
+    media = MediaRoots.of(media_roots)
     preset = preset or Context()
     graph = StateGraph(
         State,
@@ -61,7 +65,7 @@ def build_graph(
     def node(name: str, fn, **kwargs) -> None:
         graph.add_node(name, guarded(fn, board, preset), **kwargs)
 
-    node("prepare", make_prepare(board, roots, llm))
+    node("prepare", make_prepare(board, media, llm))
     node("main_agent", make_main_agent(llm))
     node("sub_agent", make_sub_agent(llm, board), destinations=("verify_gate", "collect"))
     node("verify_gate", make_verify_gate(llm, board))
@@ -84,7 +88,7 @@ def build_graph(
 
 
 def compile_graph(
-    llm: ChatModel,
+    llm: ChatModel | None,
     board: BoardStore,
     *,
     checkpointer: Checkpointer = None,

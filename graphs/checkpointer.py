@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graphs.sqlite_locks import BUSY_TIMEOUT_S, is_locked, retry_locked
+from graphs.store_errors import translated
 
 _T = TypeVar("_T")
 
@@ -191,15 +192,18 @@ def saved(path: str | Path) -> tuple[list[Any], list[tuple]]:
 async def open_checkpointer(
     path: str | Path, *, busy_timeout_s: float = BUSY_TIMEOUT_S
 ) -> AsyncIterator[SqliteCheckpointer]:
-    """A checkpointer on the SQLite file at `path` (created with its folder if needed)."""
+    """A checkpointer on the SQLite file at `path` (created with its folder if needed); a file
+    that is not one, or a disk with no room for it, is an error that says what to do."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), timeout=busy_timeout_s, check_same_thread=False)
+    with translated(path, "checkpoints"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=busy_timeout_s, check_same_thread=False)
     with closing(conn):
         saver = SqliteCheckpointer(conn, busy_timeout_s=busy_timeout_s)
         try:
-            await saver._in_worker(saver.setup)
-            await saver._in_worker(saver.open_log)
+            with translated(path, "checkpoints"):
+                await saver._in_worker(saver.setup)
+                await saver._in_worker(saver.open_log)
             yield saver
         finally:
             saver.close()

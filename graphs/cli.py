@@ -1,4 +1,10 @@
-"""`app.py board ...` and `app.py traces export`: what is on the board, and moving it."""
+"""`app.py board ...` and `app.py traces export`: what the board holds, shown, exported and
+moved.
+
+Everything shown comes from the board: questions, answers and notes written by users,
+models and servers. It is shown as plain text (`agents.terminal_text`), never as markup or
+terminal control.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,9 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from agents.terminal_text import one_line
 from graphs import event_loop
 from graphs.postgres.url import check_url, redact
 from graphs.settings import Settings
@@ -61,27 +69,41 @@ def cmd_board(args: argparse.Namespace, settings: Settings) -> int:
         board.close()
 
 
+def _cell(value: object, limit: int | None = None) -> Text:
+    text = one_line(value)
+    return Text(text[:limit] if limit else text)
+
+
 def _show(board, args: argparse.Namespace, where: str) -> int:
     if args.run_id is None:
-        table = Table("run", "status", "answer", "question", title=where)
+        table = Table("run", "status", "answer", "question", title=Text(where))
         for run in board.runs(limit=args.limit):
-            table.add_row(run["run_id"], run["status"], str(run["answer"]), run["question"][:60])
+            table.add_row(
+                _cell(run["run_id"]),
+                _cell(run["status"]),
+                _cell(run["answer"]),
+                _cell(run["question"], 60),
+            )
         Console().print(table)
         return 0
     run = board.run(args.run_id)
     if run is None:
-        raise BoardUsage(f"no run {args.run_id!r} on the board {where}")
+        raise BoardUsage(f"no run {args.run_id!r} in {where}")
     table = Table(
-        "note", "window (s)", "verdict", "tokens", "content",
-        title=f"run {args.run_id}: {run['status']}, answer {run['answer']!r}",
-    )  # fmt: skip
+        "note",
+        "window (s)",
+        "verdict",
+        "tokens",
+        "content",
+        title=Text(f"run {args.run_id}: {run['status']}, answer {one_line(repr(run['answer']))}"),
+    )
     for note in board.notes(args.run_id):
         table.add_row(
-            note.key,
+            _cell(note.key),
             f"{note.start:.1f}-{note.end:.1f}",
-            str(note.verdict),
+            _cell(note.verdict),
             str(note.prompt_tokens + note.completion_tokens),
-            note.content[:120],
+            _cell(note.content, 120),
         )
     Console().print(table)
     return 0
@@ -114,5 +136,5 @@ def cmd_traces_export(args: argparse.Namespace, settings: Settings) -> int:
         count = write_jsonl(traces, args.out)
     finally:
         board.close()
-    console.print(f"wrote {count} traces to {args.out}")
+    console.print(Text(f"wrote {count} traces to {args.out}"))
     return 0

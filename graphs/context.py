@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Literal
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal
 
 from agents.protocols import PROMPT_MODES, PROTOCOLS, VIDEO_CHANNELS, get_protocol
 from graphs.flags import add_dataclass_flags, given
@@ -132,6 +132,34 @@ class Context:
     def calls_per_turn(self) -> int:
         """The effective cap: sequential dispatch serves one call per turn, none serves zero."""
         return {"parallel": self.max_parallel, "sequential": 1, "none": 0}[self.dispatch]
+
+
+@dataclass(frozen=True)
+class RunContext(Context):
+    """A run's settings and the model it calls. Rollout engines share one compiled graph and
+    give each run its own policy this way, through LangGraph's ``runtime.context``; a graph
+    compiled with its own model uses it when the run names none."""
+
+    model: Any = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, context: Context, model: Any) -> RunContext:
+        return cls(**settings_of(context), model=model)
+
+
+def settings_of(context: Context) -> dict[str, Any]:
+    """The run's settings as plain data (a RunContext's model left out)."""
+    return {f.name: getattr(context, f.name) for f in fields(Context)}
+
+
+def model_of(context: Context | None, default: Any) -> Any:
+    """The model a run calls: its own (RunContext), else the graph's."""
+    model = getattr(context, "model", None) or default
+    if model is None:
+        raise RuntimeError(
+            "this graph was compiled without a model: run it with a RunContext that names one"
+        )
+    return model
 
 
 def effective(context: Context) -> Context:

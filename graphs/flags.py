@@ -39,8 +39,9 @@ def add_dataclass_flags(
             spellings.pop("", None)
             group.add_argument(*spellings, **_argument(f, hints[f.name], limits or {}))
             if underscores and _unwrap(hints[f.name]) is bool:
-                group.add_argument(f"--no_{f.name}", dest=f.name, action="store_false",
-                                   help=argparse.SUPPRESS)  # fmt: skip
+                group.add_argument(
+                    f"--no_{f.name}", dest=f.name, action="store_false", help=argparse.SUPPRESS
+                )
 
 
 def given(cls: type, args: argparse.Namespace, *, skip: Iterable[str] = ()) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from langgraph.runtime import Runtime
 from graphs.board_base import BoardStore
 from graphs.context import Context, effective
 from graphs.postgres.url import DatabaseError
+from graphs.store_errors import full_disk
 from graphs.traces import build_trace
 
 log = logging.getLogger(__name__)
@@ -71,5 +72,8 @@ async def _record(board, run_id, payload, args, kwargs, status: str, error: str)
             await asyncio.to_thread(board.release_run, run_id, status=status, error=error)
     except DatabaseError:
         raise
-    except Exception:  # the board must not hide the run's own error
-        log.exception("could not record run %s as %s", run_id, status)
+    except Exception as exc:  # the board must not hide the run's own error
+        if full_disk(exc):  # the run's own error says so, once
+            log.info("could not record run %s as %s: the disk is full", run_id, status)
+        else:
+            log.exception("could not record run %s as %s", run_id, status)

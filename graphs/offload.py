@@ -35,6 +35,14 @@ async def probe(path: str) -> video.VideoInfo:
     return info if info is not None else await asyncio.to_thread(video.probe, path)
 
 
+async def files_call(function: Callable[..., _T], /, *args: Any) -> _T:
+    """``function(*args)``, which looks at files (resolves a path, follows a symlink): in
+    place on a command's loop, else in a thread (a LangGraph server flags such calls)."""
+    if event_loop.owned():
+        return function(*args)
+    return await asyncio.to_thread(function, *args)
+
+
 def prepare_if_cached(request: ModelRequest) -> None:
     """Prepare ``request`` in place if that decodes nothing, on a command's own loop; else
     leave it to the client (which may never need the frames: a scripted or in-process model)."""

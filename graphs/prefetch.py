@@ -57,8 +57,10 @@ class WindowPrefetch:
         ctx = self.ctx
         frames = window_frames(  # the very reference the sub-agent builds: the same cache key
             Window(self.path, self.codec, window.start, window.end, turn=0, index=0),
-            fps=ctx.crop_fps, max_frames=ctx.crop_max_frames, max_pixels=ctx.crop_max_pixels,
-        )  # fmt: skip
+            fps=ctx.crop_fps,
+            max_frames=ctx.crop_max_frames,
+            max_pixels=ctx.crop_max_pixels,
+        )
         future = _POOL.submit(frame_store.ref_frames, frames)
         future.add_done_callback(_log_failure)
 

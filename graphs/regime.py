@@ -9,7 +9,8 @@ the model was trained for. Explicit values are kept: the warning is the whole in
 A server without a regime (SGLang, OpenAI) changes nothing.
 
 The regime is read as the JSON the server sends (field names of ``serving.regime.Regime``),
-so this module imports nothing of ``serving``.
+so this module imports nothing of ``serving``; it comes through the run's own client, so the
+request carries the endpoint's key like every other.
 """
 
 from __future__ import annotations
@@ -20,9 +21,6 @@ from collections.abc import Collection, Mapping
 from dataclasses import fields, replace
 from typing import Any
 
-import httpx
-
-from agents.tls import tls_context
 from graphs.context import Context, context_from_args, effective, pinned_conflicts
 
 log = logging.getLogger(__name__)
@@ -95,18 +93,14 @@ def fit_context(
     return fitted, regime_warnings(fitted, regime)
 
 
-async def served_regime(endpoint: str, *, timeout: float = 5.0) -> dict[str, Any] | None:
-    """The ``regime`` of the first model served at `endpoint` (GET /models), or None when the
-    server records none or does not answer (the run itself then reports the endpoint)."""
-    try:
-        async with httpx.AsyncClient(timeout=timeout, verify=tls_context()) as client:
-            response = await client.get(endpoint.rstrip("/") + "/models")
-            response.raise_for_status()
-            data = response.json().get("data") or []
-    except (httpx.HTTPError, ValueError) as exc:
-        log.debug("no regime from %s: %s", endpoint, exc)
+async def served_regime(llm: Any) -> dict[str, Any] | None:
+    """The ``regime`` in the served model's GET /models entry, asked through ``llm`` (an
+    `agents.llm.OpenAIChatModel`: retried, with its key); None when the server records none
+    or the client cannot list models. An endpoint that fails raises EndpointError."""
+    entry_of = getattr(llm, "served_entry", None)
+    if entry_of is None:
         return None
-    regime = data[0].get("regime") if data and isinstance(data[0], dict) else None
+    regime = (await entry_of()).get("regime")
     return regime if isinstance(regime, dict) else None
 
 
@@ -131,13 +125,13 @@ def protocol_refusal(
     return None
 
 
-async def served_context(args: argparse.Namespace, base: Context, endpoint: str) -> Context:
+async def served_context(args: argparse.Namespace, base: Context, llm: Any) -> Context:
     """The run's Context: the flags in `args` over `base`, every other knob from the served
     model's regime, then the fields its protocol fixes; logs one warning naming each knob left
     outside the regime. A protocol that cannot run as asked is a ValueError before anything
     is sent."""
     given = {f.name for f in fields(Context) if getattr(args, f.name, None) is not None}
-    regime = await served_regime(endpoint)
+    regime = await served_regime(llm)
     context, warnings = fit_context(context_from_args(args, base), regime, given)
     refused = protocol_refusal(context, given, regime)
     if refused:

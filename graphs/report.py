@@ -6,12 +6,12 @@ import functools
 from typing import Any
 
 from rich.console import Console
-from rich.control import strip_control_codes
 from rich.markup import escape
 
 from agents.protocol import parse, with_prefix
 from agents.scoring.accuracy import accuracy_reward
 from agents.synthetic import QAItem
+from agents.terminal_text import plain
 from graphs.run import RunResult
 
 
@@ -91,15 +91,14 @@ class RunDisplay:
     ) -> None:
         """The answer, its verdict against the expected answer (if any), and the run's cost."""
         if result.status == "failed":
-            self.print(
-                f"[red]run {result.run_id} failed:[/red] {escape(str(result.error))}\n"
-                f"resume it with --thread-id {result.thread_id}"
-            )
+            self.print(f"[red]run {result.run_id} failed:[/red] {escape(_plain(result.error))}")
+            if result.resumable:  # only where running the thread again can get past it
+                self.print(f"resume it with --thread-id {result.thread_id}")
         else:
-            line = f"[bold]answer[/bold] {result.answer!r} ({result.status})"
+            line = f"[bold]answer[/bold] {escape(_plain(repr(result.answer)))} ({result.status})"
             if expected is not None:
                 verdict = "[green]right[/green]" if correct else "[red]wrong[/red]"
-                line += f", expected {expected!r}: {verdict}"
+                line += f", expected {escape(_plain(repr(expected)))}: {verdict}"
             self.print(line)
         cost = (result.trace or {}).get("cost")
         if cost:
@@ -114,10 +113,10 @@ class RunDisplay:
 _SGR = {"cyan": "36", "red": "31"}  # the live display's colours, as SGR codes
 
 
-def _plain(text: str) -> str:
-    """Model or user text as the display shows it: without the control codes rich strips
-    (bell, backspace, carriage return...); never read as markup."""
-    return strip_control_codes(text)
+def _plain(text: object) -> str:
+    """Model, server or user text as the display shows it: no escape sequences or control
+    characters (`agents.terminal_text`); the display never reads it as markup."""
+    return plain(text)
 
 
 def _timing(call: dict[str, Any]) -> str:

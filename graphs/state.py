@@ -82,6 +82,7 @@ class InputState(TypedDict, total=False):
     prompt: str  # a benchmark's own question block, used instead of the default
     system: str  # a dataset's own system prompt (the ParaVT release's RL rows)
     run_id: str
+    source: dict[str, Any]  # where the question came from (a harness's task and doc id)
 
 
 class OutputState(TypedDict):

@@ -7,13 +7,12 @@ import os
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypedDict
 
 from agents.completion import Completion
 from agents.requests import ModelRequest
-from graphs.context import Context
+from graphs.context import Context, settings_of
 from graphs.state import CallRecord, ModelCall, ToolResult
 
 TRACE_VERSION = 1
@@ -39,6 +38,7 @@ class Trace(TypedDict):
     options: list[str]
     kind: str | None
     settings: dict[str, Any]
+    source: dict[str, Any]  # where the question came from (a harness's task and doc id)
     overview: dict[str, Any] | None  # frame reference: video, timestamps, max_pixels
     model_calls: list[ModelCall]
     tool_calls: list[CallRecord]
@@ -75,7 +75,8 @@ def build_trace(
         question=values.get("question", ""),
         options=list(values.get("options", [])),
         kind=values.get("kind"),
-        settings=asdict(context),
+        settings=settings_of(context),
+        source=dict(values.get("source") or {}),
         overview=values.get("overview"),
         model_calls=model_calls,
         tool_calls=calls,

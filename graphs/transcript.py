@@ -35,12 +35,7 @@ def ask_of(state: State) -> Ask:
 
 
 def setting_of(state: State, ctx: Context) -> Setting:
-    return Setting(
-        dispatch=ctx.dispatch,
-        max_parallel=ctx.max_parallel,
-        media=state.get("media", "video"),
-        answer_now=ctx.calls_per_turn == 0 or ctx.max_turns == 0,
-    )
+    return Setting.of(ctx, state.get("media", "video"))
 
 
 def turn_text(call: Mapping[str, Any]) -> str:

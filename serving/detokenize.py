@@ -16,9 +16,14 @@ _COMMIT_EVERY = 16  # tokens decoded again per step, at most, before their text 
 
 
 def reply_text(
-    tokenizer, token_ids: Sequence[int], end_ids: Sequence[int], stops: Sequence[str], *,
-    skip_special_tokens: bool, decoded: str | None = None,
-) -> tuple[str, bool, bool]:  # fmt: skip
+    tokenizer,
+    token_ids: Sequence[int],
+    end_ids: Sequence[int],
+    stops: Sequence[str],
+    *,
+    skip_special_tokens: bool,
+    decoded: str | None = None,
+) -> tuple[str, bool, bool]:
     """The reply in ``token_ids``, whether they ended on an end token, and whether a stop
     string cut it; ``decoded`` is their decoding, when the caller has it."""
     text = decoded
@@ -68,9 +73,13 @@ class TextPieces(BaseStreamer):
         if len(self.ids) - self.fixed_ids >= _COMMIT_EVERY and not tail.endswith("\ufffd"):
             self.fixed_ids, self.fixed_text = len(self.ids), decoded
         text, _, _ = reply_text(
-            self.tokenizer, self.ids, self.end_ids, self.stops,
-            skip_special_tokens=self.skip, decoded=decoded,
-        )  # fmt: skip
+            self.tokenizer,
+            self.ids,
+            self.end_ids,
+            self.stops,
+            skip_special_tokens=self.skip,
+            decoded=decoded,
+        )
         self._send(text[: self._safe_length(text)])  # a stop may yet match earlier: still check
 
     def end(self) -> None:

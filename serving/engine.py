@@ -17,7 +17,6 @@ from typing import Any, Literal
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
-from PIL import Image
 from transformers import (
     AutoImageProcessor,
     AutoModelForImageTextToText,
@@ -26,6 +25,7 @@ from transformers import (
     StoppingCriteriaList,
 )
 
+from serving.chat_render import ChatRenderer, Prompt, RequestError, text_only_content
 from serving.detokenize import END_TOKENS as _END_TOKENS
 from serving.detokenize import TextPieces, reply_text
 
@@ -38,14 +38,6 @@ def never_generated(tokenizer, vocab_size: int) -> list[int]:
     embedding matrix (ids the tokenizer does not know)."""
     never = [tokenizer.convert_tokens_to_ids(t) for t in _NEVER_GENERATE]
     return sorted({i for i in never if i is not None} | set(range(len(tokenizer), vocab_size)))
-
-
-class RequestError(Exception):
-    """A request the client must fix; ``param`` names the offending field, if one does."""
-
-    def __init__(self, message: str, *, param: str | None = None) -> None:
-        super().__init__(message)
-        self.message, self.param = message, param
 
 
 @dataclass(frozen=True)
@@ -63,15 +55,6 @@ class GenerationSettings:
     top_logprobs: int = 0
     logprobs_mode: Literal["raw", "processed"] = "raw"
     skip_special_tokens: bool = False
-
-
-@dataclass
-class Prompt:
-    """A tokenized chat: ids with image placeholders expanded, and the image tensors."""
-
-    input_ids: list[int]
-    image_tokens: int
-    vision: dict[str, torch.Tensor]
 
 
 @dataclass
@@ -98,69 +81,6 @@ class _StopOnText(StoppingCriteria):
         return torch.full((input_ids.shape[0],), done, dtype=torch.bool)
 
 
-class ChatRenderer:
-    """Chat-template messages and images -> a ``Prompt``, exactly as the server renders them;
-    needs no weights (training renders with it for a policy held elsewhere)."""
-
-    def __init__(self, tokenizer, image_processor, image_token_id: int) -> None:
-        self.tokenizer, self.image_processor = tokenizer, image_processor
-        self.image_token_id = image_token_id
-
-    def build_prompt(
-        self,
-        messages: list[dict[str, Any]],
-        images: list[Image.Image],
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        chat_template_kwargs: dict[str, Any] | None = None,
-        continue_final_message: bool = False,
-        add_generation_prompt: bool | None = None,
-    ) -> Prompt:
-        """Render the chat template, process the images and expand their placeholders.
-
-        ``messages`` are chat-template messages, each image part ``{"type": "image"}`` standing
-        for the next of ``images``; ``add_generation_prompt`` defaults to the opposite of
-        ``continue_final_message``.
-        """
-        add_prompt = add_generation_prompt
-        if add_prompt is None:
-            add_prompt = not continue_final_message
-        if add_prompt and continue_final_message:
-            raise RequestError("continue_final_message needs add_generation_prompt false")
-        try:
-            text = self.tokenizer.apply_chat_template(
-                messages,
-                tools=tools,
-                tokenize=False,
-                add_generation_prompt=add_prompt,
-                continue_final_message=continue_final_message,
-                **(chat_template_kwargs or {}),
-            )
-        except (ValueError, TypeError) as exc:  # transformers' own complaints about the chat
-            raise RequestError(f"cannot apply the chat template: {exc}", param="messages") from exc
-        vision: dict[str, torch.Tensor] = {}
-        counts: list[int] = []
-        if images:
-            try:
-                vision = dict(self.image_processor(images=images, return_tensors="pt"))
-            except ValueError as exc:  # e.g. an extreme aspect ratio
-                raise RequestError(f"cannot process an image: {exc}", param="messages") from exc
-            merge = self.image_processor.merge_size**2
-            counts = [int(thw.prod()) // merge for thw in vision["image_grid_thw"]]
-        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-        if ids.count(self.image_token_id) != len(images):
-            raise RequestError(
-                f"the prompt has {ids.count(self.image_token_id)} image placeholders for "
-                f"{len(images)} images (is '<|image_pad|>' written in the text?)",
-                param="messages",
-            )
-        expanded: list[int] = []
-        slots = iter(counts)
-        for token in ids:
-            expanded.extend([token] * next(slots) if token == self.image_token_id else [token])
-        return Prompt(expanded, sum(counts), vision)
-
-
 class LocalVLM(ChatRenderer):
     """One Qwen-VL checkpoint on the CPU: prompt building and serialised generation."""
 
@@ -169,7 +89,7 @@ class LocalVLM(ChatRenderer):
     ) -> None:
         self.threads, self.default_max_tokens = threads, default_max_tokens
         torch.set_num_threads(threads)
-        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        self.tokenizer = text_only_content(AutoTokenizer.from_pretrained(model_dir))
         self.image_processor = AutoImageProcessor.from_pretrained(model_dir)
         self.model = AutoModelForImageTextToText.from_pretrained(model_dir, dtype=torch.float32)
         self.model.eval()

@@ -18,7 +18,10 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from agents import benchmark
+
 REGIME_FILE = "regime.json"
+_NEEDLE = benchmark.GRAPH_SETTINGS  # the defaults: the needle benchmark paravt-nano learns
 
 
 @dataclass(frozen=True)
@@ -27,11 +30,11 @@ class Regime:
 
     overview_frames: tuple[int, ...]  # overview frame counts seen in training
     default_overview_frames: int  # the count to run with when the caller names none
-    frame_width: int = 128  # pixels of the frames it was trained on
-    frame_height: int = 96
-    crop_max_frames: int = 12  # frames per sub-agent window
-    crop_fps: float = 1.0
-    max_parallel: int = 4  # crop calls per turn in its traces
+    frame_width: int = benchmark.WIDTH  # pixels of the frames it was trained on
+    frame_height: int = benchmark.HEIGHT
+    crop_max_frames: int = _NEEDLE["crop_max_frames"]  # frames per sub-agent window
+    crop_fps: float = benchmark.FPS
+    max_parallel: int = _NEEDLE["max_parallel"]  # crop calls per turn in its traces
     max_new_tokens: int = 256  # longest main-agent turn it needs (its turns are far shorter)
     summary_max_tokens: int = 48  # longest sub-agent note it needs
     think_prefix: bool = True  # trained with the Think Prefix prefilled

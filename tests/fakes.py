@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.completion import Completion, EndpointError, SamplingParams, Usage
-from agents.requests import ModelRequest
+from agents.completion import Completion, EndpointError, Usage
+from agents.requests import ModelRequest, SamplingParams
 
 
 @dataclass

@@ -207,6 +207,21 @@ def results(folder: Path, profile: str = "official") -> dict[str, Any]:
     return json.loads((folder / f"results_{profile}.json").read_text())
 
 
+def record_decodes(monkeypatch, events: list | None = None) -> list:
+    """Record each video decode (in order, into `events`, as ("decode", path)) and let it
+    run: every decoder `agents.video.decode_frames` dispatches to is wrapped."""
+    events = [] if events is None else events
+    for name in ("_decode_pyav", "_decode_keyframes", "_decode_decord"):
+        decoder = getattr(video, name)
+
+        def wrapped(info, *args, _decoder=decoder, **kwargs):
+            events.append(("decode", info.path))
+            return _decoder(info, *args, **kwargs)
+
+        monkeypatch.setattr(video, name, wrapped)
+    return events
+
+
 def run_cli(command: Sequence[str], env: Mapping[str, str], timeout: float = 300):
     return subprocess.run(
         list(command), capture_output=True, text=True, timeout=timeout, env=dict(env), cwd=ROOT

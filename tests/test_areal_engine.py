@@ -26,7 +26,7 @@ from PIL import Image  # noqa: E402
 from graphs.board import Board  # noqa: E402
 from graphs.context import Context  # noqa: E402
 from serving.engine import ChatRenderer, ensure_tiny_model  # noqa: E402
-from training import areal_engine  # noqa: E402
+from training.areal import engine as areal_engine  # noqa: E402
 from training.para_grpo import ParaGRPOConfig  # noqa: E402
 from training.rollout import needle_prompts  # noqa: E402
 
@@ -204,7 +204,7 @@ def test_areal_builds_it_from_workflow_kwargs_and_runs_it(renderer, prompt, tmp_
     monkeypatch.delitem(vars(areal_engine), "ParaVTRolloutWorkflow", raising=False)
     model = str(ensure_tiny_model(seed=0))
     monkeypatch.setattr("transformers.AutoProcessor.from_pretrained", lambda path: path)
-    cls = importlib.import_module("training.areal_engine").ParaVTRolloutWorkflow
+    cls = importlib.import_module("training.areal.engine").ParaVTRolloutWorkflow
     assert issubclass(cls, RolloutWorkflow) and areal_engine.WORKFLOW.endswith(cls.__name__)
     kwargs = {"gconfig": GenerationHyperparameters(), "tokenizer": model, "processor": model,
               "board_path": str(tmp_path / "board.sqlite"), "video_root": None,

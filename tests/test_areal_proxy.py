@@ -1,4 +1,4 @@
-"""training.areal_workflow's proxy path (AReaL's OpenAI-compatible proxy, text only) on a fake
+"""training.areal.workflow's proxy path (AReaL's OpenAI-compatible proxy, text only) on a fake
 proxy: httpx.MockTransport answers as the proxy does, so no sockets and no AReaL."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-import training.areal_workflow as aw
+import training.areal.workflow as aw
 from agents.protocol import THINK_PREFIX
 from agents.requests import ROLE_HEADER, ModelRequest
 from tests.fakes import ScriptedModel

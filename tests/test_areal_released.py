@@ -37,8 +37,9 @@ remote = importlib.import_module("areal.infra.remote_inf_engine")
 
 # the engine workflow's tests' fixtures (a tiny model, one needle video) and crop calls
 from tests.test_areal_engine import CALLS, data_of, prompt, renderer  # noqa: E402, F401
-from training import areal_engine, areal_launch  # noqa: E402
 from training.advantages import group_advantages  # noqa: E402
+from training.areal import engine as areal_engine  # noqa: E402
+from training.areal import launch as areal_launch  # noqa: E402
 from training.para_grpo import ParaGRPOConfig  # noqa: E402
 
 CONFIG = Path(__file__).resolve().parents[1] / "training/configs/areal_para_grpo.yaml"

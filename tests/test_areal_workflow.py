@@ -1,4 +1,4 @@
-"""training.areal_workflow without AReaL: graph runs -> rewards, recorded turns, proxy requests."""
+"""training.areal.workflow without AReaL: graph runs -> rewards, recorded turns, proxy requests."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-import training.areal_launch as launch
-import training.areal_workflow as aw
+import training.areal.launch as launch
+import training.areal.workflow as aw
 import training.questions as questions
 from agents.completion import Completion, Usage
 from agents.protocol import THINK_PREFIX
@@ -44,7 +44,7 @@ def test_doctests_pass():
 
 def test_importing_the_adapter_imports_neither_areal_nor_torch():
     code = (
-        "import sys, training.areal_workflow\n"
+        "import sys, training.areal.workflow\n"
         "heavy = {'areal', 'torch', 'transformers'} & {m.split('.')[0] for m in sys.modules}\n"
         "print(sorted(heavy))"
     )
@@ -83,7 +83,7 @@ def test_the_config_class_is_built_on_areal_s_and_importable_by_name(monkeypatch
     try:
         config_class = launch.ParaVTAReaLConfig
         assert issubclass(config_class, GRPOConfig)
-        assert config_class.__module__ == "training.areal_launch"
+        assert config_class.__module__ == "training.areal.launch"
         assert config_class(paravt={"grpo": {}}).paravt == {"grpo": {}}
         assert config_class().paravt == {}
         assert pickle.loads(pickle.dumps(config_class)) is config_class
@@ -299,7 +299,7 @@ def test_the_config_sets_a_non_default_admin_key_for_areal_2():
 def test_the_engine_workflow_is_the_default_and_gets_plain_kwargs():
     config = yaml.safe_load(CONFIG.read_text())
     workflow, kwargs = launch.workflow_choice(config["paravt"], {"temperature": 0.7}, "/ckpt")
-    assert workflow == "training.areal_engine.ParaVTRolloutWorkflow"
+    assert workflow == "training.areal.engine.ParaVTRolloutWorkflow"
     assert kwargs["tokenizer"] == kwargs["processor"] == "/ckpt"
     assert kwargs["gconfig"] == {"temperature": 0.7} and kwargs["grpo"] == config["paravt"]["grpo"]
     assert "workflow" not in kwargs and "timeout_s" not in kwargs

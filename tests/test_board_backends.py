@@ -72,6 +72,16 @@ def test_notes_are_written_once_and_read_in_call_order(board):
     assert notes[0].content == "red circle" and notes[0].frames == [0.5, 1.5]
 
 
+def test_a_runs_source_is_kept_and_read_back(board):
+    """Where a question came from (an lmms-eval task and doc id) is stored with its run."""
+    source = {"harness": "lmms-eval", "task": "videomme", "doc_id": 7}
+    board.start_run("r1", video="v.mp4", question="q?", settings={}, thread_id="r1",
+                    source=source)  # fmt: skip
+    start(board, "r2")
+    assert board.run("r1")["source"] == source
+    assert {r["run_id"]: r["source"] for r in board.runs()} == {"r1": source, "r2": {}}
+
+
 def test_concurrent_writers_never_duplicate(board):
     start(board)
     keys = [f"t0c{i % 5}" for i in range(60)]

@@ -141,3 +141,20 @@ def test_a_version_1_board_is_migrated_and_its_running_runs_interrupted(tmp_path
     assert board.run("done")["status"] == "answered"
     start(board, "new")
     assert board.run("new")["owner"]
+
+
+def test_a_version_2_board_gains_the_source_column(tmp_path):
+    path = tmp_path / "v2.sqlite"
+    with sqlite3.connect(path) as conn:  # the schema of version 2: runs had no source
+        conn.execute(
+            "create table runs (run_id text primary key, thread_id text, video text, "
+            "question text, settings text, status text, answer text, error text, "
+            "started_at float, finished_at float, owner text)"
+        )
+        conn.execute("insert into runs values ('old', 't', 'v', 'q', '{}', 'answered', "
+                     "'A', null, 1.0, 2.0, null)")  # fmt: skip
+    board = Board(path)
+    assert board.run("old")["source"] == {} and board.run("old")["status"] == "answered"
+    board.start_run("new", video="v", question="q", settings={}, thread_id="t",
+                    source={"task": "videomme", "doc_id": 3})  # fmt: skip
+    assert board.run("new")["source"] == {"task": "videomme", "doc_id": 3}

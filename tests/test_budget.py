@@ -72,7 +72,7 @@ def test_the_estimates_are_floors_of_what_the_served_model_counts():
             overview = prompts.frames_part(str(DEMO), overview_timestamps(info.duration, frames),
                                            pixels)  # fmt: skip
             main = main_request(Ask("What colour is the circle that appears in the video?"),
-                                overview, duration=info.duration, setting=Setting())  # fmt: skip
+                                overview, duration=info.duration, setting=Setting(5))  # fmt: skip
             window = Window(str(DEMO), info.codec, 0.0, float(frames), 0, 0)
             crop = window_frames(window, fps=1.0, max_frames=frames, max_pixels=pixels)
             sub = subagent_request(window, crop, question=None, board=[], temperature=0.0,

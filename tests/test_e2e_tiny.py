@@ -154,4 +154,6 @@ def test_cli_names_a_missing_video_and_a_dead_endpoint(tmp_path, needle_video):
         home=tmp_path,
     )
     assert dead.returncode == 1
-    assert "failed" in dead.stderr and "--thread-id" in dead.stderr
+    assert "connection refused" in dead.stderr and "Is the server running?" in dead.stderr
+    # checked before the run starts (issue 40): there is no run to resume, so no resume hint
+    assert "--thread-id" not in dead.stderr and "Traceback" not in dead.stderr

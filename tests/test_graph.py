@@ -292,3 +292,22 @@ async def test_subagents_sample_at_their_own_temperature(needle_video, board):
     await ask(model, board, needle_video, Context(**SMALL, subagent_temperature=0.7))
     assert [r.params.temperature for r in model.sub_requests] == [0.7]
     assert model.main_requests[0].params.temperature == 0.0
+
+
+async def test_the_board_and_the_trace_keep_where_a_question_came_from(needle_video, board):
+    model = ScriptedModel(main=[calls((0, 10)), "<think>x</think><answer>A</answer>"])
+    source = {"harness": "lmms-eval", "task": "videomme", "split": "test", "doc_id": 7}
+    result = await ask(model, board, needle_video, source=source)
+    assert board.run(result.run_id)["source"] == source
+    assert board.trace(result.run_id)["source"] == source == result.trace["source"]
+    other = await ask(ScriptedModel(main=["<think>x</think><answer>B</answer>"]), board,
+                      needle_video)  # fmt: skip
+    assert board.run(other.run_id)["source"] == {} == other.trace["source"]
+
+
+async def test_a_failed_run_keeps_its_source_too(needle_video, board):
+    model = ScriptedModel(main=[endpoint_down()])
+    result = await ask(model, board, needle_video, source={"task": "t", "doc_id": 1})
+    assert result.status == "failed"
+    assert board.run(result.run_id)["source"] == {"task": "t", "doc_id": 1}
+    assert board.trace(result.run_id)["source"] == {"task": "t", "doc_id": 1}

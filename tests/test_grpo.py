@@ -15,8 +15,9 @@ pytest.importorskip("transformers")
 
 from graphs.context import Context  # noqa: E402
 from serving.engine import GenerationSettings, LocalVLM  # noqa: E402
-from training import grpo, plot  # noqa: E402
-from training.grpo import GRPOEngine, RunConfig, parse_args  # noqa: E402
+from training import cpu_grpo as grpo  # noqa: E402
+from training import plot  # noqa: E402
+from training.cpu_grpo import GRPOEngine, RunConfig, parse_args  # noqa: E402
 from training.para_grpo import ARMS, ParaGRPOConfig  # noqa: E402
 from training.recording import token_logprobs  # noqa: E402
 from training.rollout import OBJECTIVES, RLPrompt, Trajectory, Turn  # noqa: E402
@@ -159,7 +160,7 @@ def test_cli_help_is_the_field_help(model_dir, tmp_path):
         with pytest.raises(SystemExit):
             parse_args(["--model", "m", "--out", "o", owned_by_the_arm])
     helped = subprocess.run(
-        [sys.executable, "-m", "training.grpo", "--help"], capture_output=True, text=True,
+        [sys.executable, "-m", "training.cpu_grpo", "--help"], capture_output=True, text=True,
         cwd=ROOT, timeout=120,
     )  # fmt: skip
     assert helped.returncode == 0

@@ -1,4 +1,5 @@
-"""Import direction (agents <- graphs <- {training, evals} <- app.py) and heavy-import owners."""
+"""Import direction (agents <- graphs <- {training, evals} <- {app.py, lmms_plugin}) and
+heavy-import owners."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("agents", "graphs", "training", "evals", "serving")
+PACKAGES = ("agents", "graphs", "training", "evals", "serving", "lmms_plugin")
 
 # What each layer may import from this project. serving/ is the local model runtime (torch):
 # it imports nothing of ours but agents, and training builds on it (same prompt rendering
@@ -19,6 +20,9 @@ ALLOWED = {
     "graphs": {"agents", "graphs"},
     "training": {"agents", "graphs", "serving", "training"},
     "evals": {"agents", "graphs", "evals"},
+    # lmms-eval's model: beside app.py at the top, it starts the local server as app.py does;
+    # nothing of ours imports it (lmms-eval finds it through the entry point)
+    "lmms_plugin": {"agents", "graphs", "evals", "serving", "lmms_plugin"},
 }
 
 # Third-party modules with a single owner (none for openai: the client speaks plain HTTP through
@@ -37,6 +41,7 @@ OWNERS = {
     "torch": {"training/", "serving/"},
     "transformers": {"training/", "serving/"},
     "trl": {"training/"},
+    "lmms_eval": {"lmms_plugin/model.py", "lmms_plugin/manifest.py"},  # its own environment
 }
 # Encoding synthetic test videos is not decoding; the generator writes with PyAV.
 EXTRA_OWNERS = {"av": {"agents/synthetic.py"}}

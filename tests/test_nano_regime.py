@@ -10,11 +10,14 @@ from dataclasses import fields
 import pytest
 from starlette.testclient import TestClient
 
+from agents.completion import EndpointError
+from agents.llm import OpenAIChatModel
 from graphs import regime as graph_regime
 from graphs.context import Context
 from graphs.regime import fit_context, served_context
 from serving.engine import ensure_tiny_model
 from serving.regime import REGIME_FILE, Regime, read_regime, write_regime
+from serving.scripted import ScriptedServer
 from serving.server import create_app
 
 NANO = Regime(overview_frames=(4, 8, 16), default_overview_frames=4, trained_on="needles")
@@ -67,22 +70,36 @@ def test_a_run_far_outside_the_regime_keeps_its_values_and_is_warned():
     assert inside.overview_frames == 16 and warnings == []
 
 
-async def test_a_cli_run_is_fitted_to_the_served_regime_and_warned_once(monkeypatch, caplog):
-    async def served(endpoint):
-        assert endpoint == "http://127.0.0.1:1/v1"
-        return NANO.to_dict()
-
-    monkeypatch.setattr(graph_regime, "served_regime", served)
-    args = Namespace(**{f.name: None for f in fields(Context)})
-    args.overview_frames, args.max_new_tokens = 64, 2048
-    with caplog.at_level(logging.WARNING, logger="graphs.regime"):
-        context = await served_context(args, Context(), "http://127.0.0.1:1/v1")
+async def test_a_cli_run_is_fitted_to_the_served_regime_and_warned_once(caplog):
+    """The regime comes through the run's own client, so a server that wants a key (as
+    vLLM's --api-key does) gets it with the model list, the first request of a run."""
+    with ScriptedServer(
+        "x", api_key="sk-test-key", model_fields={"regime": NANO.to_dict()}
+    ) as server:
+        args = Namespace(**{f.name: None for f in fields(Context)})
+        args.overview_frames, args.max_new_tokens = 64, 2048
+        with caplog.at_level(logging.WARNING, logger="graphs.regime"):
+            async with OpenAIChatModel(server.base_url, api_key="sk-test-key") as llm:
+                context = await served_context(args, Context(), llm)
+    assert server.authorizations == ["Bearer sk-test-key"]  # the first GET /v1/models
     assert (context.overview_frames, context.max_new_tokens, context.crop_max_frames) == (
         64, 2048, 12)  # fmt: skip
     (record,) = caplog.records
     assert "outside the regime the served model was trained for" in record.message
     assert "64 overview frames (trained on 4, 8 and 16)" in record.message
     assert "max_new_tokens=2048 (trained with at most 256)" in record.message
+
+
+async def test_without_its_key_the_model_list_is_refused_not_ignored():
+    """A 401 on the model list is the run's error, not a silently missed regime."""
+    with ScriptedServer(
+        "x", api_key="sk-test-key", model_fields={"regime": NANO.to_dict()}
+    ) as server:
+        async with OpenAIChatModel(server.base_url, api_key="wrong") as llm:
+            with pytest.raises(EndpointError) as info:
+                await served_context(Namespace(), Context(), llm)
+    assert info.value.status == 401 and "Check api_key" in str(info.value)
+    assert "wrong" not in str(info.value)
 
 
 @pytest.mark.parametrize("frames", [4, 8, 16])

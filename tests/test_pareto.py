@@ -13,7 +13,7 @@ from evals import pareto, run_labels
 from evals.costs import run_costs
 from evals.pareto import Point
 from evals.spec import EvalSpec
-from evals.study import STUDY_CONFIGS
+from evals.study_configs import STUDY_CONFIGS
 from evals.tasks import get_task
 from graphs.context import Context
 

@@ -8,6 +8,7 @@ import pytest
 
 from evals import pareto
 from evals.pareto import Point
+from evals.pareto_plot import plot
 from tests.test_pareto import POINTS
 
 pytest.importorskip("matplotlib")
@@ -125,8 +126,8 @@ def test_y_axis_names_the_metric_plotted():
 
 
 def test_plot_writes_a_png(tmp_path):
-    path = pareto.plot(STUDY_ARMS, tmp_path / "plots" / "front.png")
+    path = plot(STUDY_ARMS, tmp_path / "plots" / "front.png")
     data = path.read_bytes()
     assert data[:8] == PNG_SIGNATURE and len(data) > 0
-    empty = pareto.plot([Point("H", math.nan, 0.5)], tmp_path / "empty.png")
+    empty = plot([Point("H", math.nan, 0.5)], tmp_path / "empty.png")
     assert empty.read_bytes()[:8] == PNG_SIGNATURE

@@ -48,3 +48,25 @@ async def test_release_eval_on_a_task_the_release_does_not_evaluate_is_refused(t
     spec = EvalSpec("videomme", str(tmp_path), "m", agentic, {})
     with pytest.raises(EvalRefused, match="needs --max-turns 1 or more"):
         await evaluate(get_task("videomme"), spec, llm=None, out_root=tmp_path / "runs")
+
+
+def test_a_run_of_the_own_protocol_keeps_the_folder_it_had_before_protocols_existed():
+    """Context fields added later are left out of the spec at their defaults, so its hash
+    (the run folder's name) is what it was; a release protocol is another run."""
+    before = {k: v for k, v in asdict(Context()).items()
+              if k not in ("protocol", "prompt_mode", "video_channel")}  # fmt: skip
+    now = EvalSpec("needle", "/d", "m", asdict(Context()), {})
+    assert now.hash == EvalSpec("needle", "/d", "m", before, {}).hash
+    release = EvalSpec("needle", "/d", "m", asdict(Context(protocol="release-eval")), {})
+    assert release.hash != now.hash and release.context["protocol"] == "release-eval"
+
+
+def test_a_served_regime_names_the_protocol_a_run_takes_unless_the_user_chose_one():
+    from graphs.regime import fit_context
+
+    regime = {"protocol": "release-eval", "default_overview_frames": 4}
+    fitted, warnings = fit_context(Context(), regime)
+    assert fitted.protocol == "release-eval" and warnings == []
+    chosen, warnings = fit_context(Context(protocol="paravt"), regime, given={"protocol"})
+    assert chosen.protocol == "paravt" and chosen.overview_frames == 64  # not the regime's 4
+    assert warnings == ["protocol='paravt' (trained with 'release-eval')"]

@@ -11,9 +11,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from agents import prompts  # noqa: E402
-from agents.completion import EndpointError, SamplingParams  # noqa: E402
+from agents.completion import EndpointError  # noqa: E402
 from agents.protocol import THINK_PREFIX  # noqa: E402
-from agents.requests import ModelRequest  # noqa: E402
+from agents.requests import ModelRequest, SamplingParams  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
 from graphs.context import Context  # noqa: E402
 from graphs.run import run_question  # noqa: E402

@@ -21,9 +21,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 Image = pytest.importorskip("PIL.Image")
 
-from agents.completion import SamplingParams  # noqa: E402
 from agents.llm import OpenAIChatModel  # noqa: E402
-from agents.requests import ModelRequest  # noqa: E402
+from agents.requests import ModelRequest, SamplingParams  # noqa: E402
 from serving.detokenize import TextPieces, reply_text  # noqa: E402
 
 pytestmark = pytest.mark.integration

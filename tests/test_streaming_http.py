@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
-from agents.completion import EndpointError, SamplingParams, Usage
+from agents.completion import EndpointError, Usage
 from agents.llm import OpenAIChatModel
-from agents.requests import ModelRequest
+from agents.requests import ModelRequest, SamplingParams
 from serving.scripted import CALLER, Reply, ScriptedServer
 from serving.sse import words
 

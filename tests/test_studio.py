@@ -41,7 +41,7 @@ def reply(body: dict) -> str | Reply:
 
 
 @contextmanager
-def langgraph_dev(home: Path, endpoint: str, media: Path):
+def langgraph_dev(home: Path, endpoint: str, media: Path, api_key: str | None = None):
     port = free_port()
     env = {
         **os.environ,
@@ -52,6 +52,8 @@ def langgraph_dev(home: Path, endpoint: str, media: Path):
         "PARAVT_HOME": str(home),
         "PARAVT_MEDIA_ROOTS": str(media),
     }
+    if api_key is not None:
+        env["PARAVT_API_KEY"] = api_key
     langgraph = Path(sys.executable).with_name("langgraph")
     command = [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1",
                "--port", str(port), "--config", str(ROOT / "langgraph.json")]  # fmt: skip

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from evals.study import STUDY_CONFIGS, run_study
+from evals.study import run_study
+from evals.study_configs import STUDY_CONFIGS
 from evals.tasks import get_task
 from graphs.context import Context
 from tests.fakes import ScriptedModel, calls

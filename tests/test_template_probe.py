@@ -10,10 +10,9 @@ import shutil
 import httpx
 import pytest
 
-from agents.completion import SamplingParams
 from agents.llm import OpenAIChatModel
 from agents.protocol import THINK_PREFIX
-from agents.requests import ModelRequest
+from agents.requests import ModelRequest, SamplingParams
 from agents.template_probe import generation_prompt
 from serving.checkpoints import NANO_DIR
 from serving.launch import local_server

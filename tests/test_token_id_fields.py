@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from agents.completion import SamplingParams, completion_from_body
+from agents.completion import completion_from_body
 from agents.llm import OpenAIChatModel
-from agents.requests import ModelRequest
+from agents.requests import ModelRequest, SamplingParams
 from serving.scripted import Reply, ScriptedServer
 
 SGLANG = json.loads(

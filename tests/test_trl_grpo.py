@@ -18,13 +18,12 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
 
 from graphs.context import Context  # noqa: E402
-from training import trl_grpo  # noqa: E402
 from training.para_grpo import ParaGRPOConfig  # noqa: E402
+from training.policy import GenResult, Row, chain_turns, episode_rows  # noqa: E402
 from training.rollout import Trajectory, Turn  # noqa: E402
-from training.trl_backends import GenResult  # noqa: E402
-from training.trl_grpo import TRLRunConfig  # noqa: E402
-from training.trl_rollout import Row, chain_turns, episode_rows  # noqa: E402
-from training.trl_trainer import ParaVTGRPOTrainer  # noqa: E402
+from training.trl import grpo as trl_grpo  # noqa: E402
+from training.trl.grpo import TRLRunConfig  # noqa: E402
+from training.trl.trainer import ParaVTGRPOTrainer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = Context(overview_max_pixels=4096, crop_max_frames=2, crop_max_pixels=4096,
@@ -297,7 +296,7 @@ def test_the_cli_trains_and_saves_a_model_the_server_serves(model_dir, data_dir,
 
     out = tmp_path / "run"
     command = [
-        sys.executable, "-m", "training.trl_grpo", "--arm", "para_grpo", "--model", str(model_dir),
+        sys.executable, "-m", "training.trl.grpo", "--arm", "para_grpo", "--model", str(model_dir),
         "--output-dir", str(out), "--data", str(data_dir), "--n-videos", "0", "--steps", "2",
         "--prompts-per-step", "1", "--group-size", "2", "--max-new-tokens", "16",
         "--frame-choices", "2", "4", "--full-frames", "4", "--threads", "1", *SMALL_FLAGS,
@@ -321,7 +320,7 @@ def test_the_reward_rises_on_an_easy_objective(model_dir, data_dir, tmp_path):
     # with concurrent episodes a call's tokens depend on the timing that batched it.
     run = run_config(model_dir, data_dir, tmp_path, steps=24, prompts_per_step=2,
                      objective="even_tokens", rollout_concurrency=1)  # fmt: skip
-    # lr 2e-2, twice training.grpo's test: at 1e-2 the share had only reached 0.66 by step 24
+    # lr 2e-2, twice training.cpu_grpo's test: at 1e-2 the share had only reached 0.66 by step 24
     algo = ParaGRPOConfig(arm="para_grpo", group_size=4, max_new_tokens=16, learning_rate=2e-2,
                           frame_choices=(2, 4), full_frames=4, kl_coef=0.01)  # fmt: skip
     log = trl_grpo.train(run, algo, replace(SMALL, summary_max_tokens=8))
@@ -341,7 +340,7 @@ def launch(config: str):
     from accelerate.utils.launch import prepare_multi_gpu_env
 
     args = launch_command_parser().parse_args(
-        ["--config_file", str(ROOT / "training/configs" / config), "-m", "training.trl_grpo"]
+        ["--config_file", str(ROOT / "training/configs" / config), "-m", "training.trl.grpo"]
     )
     args, _, _ = _validate_launch_command(args)
     env = {} if args.use_deepspeed else prepare_multi_gpu_env(args)
@@ -392,3 +391,13 @@ def test_the_gpu_bench_refuses_without_cuda_and_runs_its_code_on_the_cpu(tmp_pat
     report = json.loads(out.read_text())
     assert report["steps"] == 1 and report["episodes_per_step"] == 4
     assert report["step_s"][0] > 0 and report["generated_tokens_per_s"][0] > 0
+
+
+def test_the_old_entry_point_still_runs_with_a_deprecation_line():
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "training.trl_grpo", "--help"], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "--arm" in done.stdout
+    assert "deprecated: use python -m training.trl.grpo" in done.stderr

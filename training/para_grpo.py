@@ -241,9 +241,12 @@ def parse_run_args(argv: list[str] | None, run_cls: type, run_title: str, descri
     add_dataclass_flags(parser, run_cls, run_title)
     add_dataclass_flags(parser, ParaGRPOConfig, "algorithm (PARA-GRPO)")
     add_dataclass_flags(
-        parser, Context, "graph (Context; frames, prefix, sampling come from the arm)",
-        skip=SET_BY_ENGINE, limits=LIMITS,
-    )  # fmt: skip
+        parser,
+        Context,
+        "graph (Context; frames, prefix, sampling come from the arm)",
+        skip=SET_BY_ENGINE,
+        limits=LIMITS,
+    )
     args = parser.parse_args(argv)
     try:
         return (

@@ -31,9 +31,8 @@ import torch
 from agents.benchmark import prompt_text
 from agents.synthetic import make_questions, make_video, read_manifest, write_manifest
 from graphs.board import Board
-from graphs.bound import bound, shared_graph
-from graphs.context import Context
-from graphs.run import run_question
+from graphs.context import Context, RunContext
+from graphs.run import run_question, shared_graph
 from graphs.traces import Trace
 from training.questions import RLPrompt
 from training.recording import RecordingChatModel
@@ -62,10 +61,17 @@ def needle_prompts(
     for manifest in sorted(folder.glob("*.json")):
         video, items = read_manifest(manifest)
         prompts += [
-            RLPrompt(item.id, video.path, item.question, item.options, item.kind,
-                     _TARGETS[item.kind](item.target), prompt_text(item))
+            RLPrompt(
+                item.id,
+                video.path,
+                item.question,
+                item.options,
+                item.kind,
+                _TARGETS[item.kind](item.target),
+                prompt_text(item),
+            )
             for item in items
-        ]  # fmt: skip
+        ]
     if not prompts:
         raise FileNotFoundError(f"no needle manifests (*.json) in {folder}")
     return prompts
@@ -172,9 +178,16 @@ def build_trajectory(
         done = call["completion"]
         record = recorder.find(done["prompt_token_ids"], done["token_ids"])
         turns.append(
-            Turn(call["agent"], call["turn"], record.prompt_ids, record.token_ids,
-                 record.logprobs, record.vision, record.temperature)
-        )  # fmt: skip
+            Turn(
+                call["agent"],
+                call["turn"],
+                record.prompt_ids,
+                record.token_ids,
+                record.logprobs,
+                record.vision,
+                record.temperature,
+            )
+        )
     roles = [call["role"] for call in trace["model_calls"]]
     main = sorted(
         (t for t, r in zip(turns, roles, strict=True) if r == "main"), key=lambda t: t.turn
@@ -205,18 +218,17 @@ async def rollout_group(
     async def one(index: int) -> Trajectory:
         async with limit:
             fork = recorder.fork(seed=rollout_seed(seed, prompt.id, index))
-            with bound(fork):  # this rollout samples from its own recorder
-                result = await run_question(
-                    graph,
-                    board,
-                    video_path=prompt.video,
-                    question=prompt.question,
-                    options=prompt.options,
-                    kind=prompt.kind,
-                    prompt=prompt.prompt,
-                    system=prompt.system,
-                    context=context,
-                )
+            result = await run_question(
+                graph,
+                board,
+                video_path=prompt.video,
+                question=prompt.question,
+                options=prompt.options,
+                kind=prompt.kind,
+                prompt=prompt.prompt,
+                system=prompt.system,
+                context=RunContext.of(context, fork),  # this rollout samples from its recorder
+            )
         return build_trajectory(prompt, index, context, result.trace, fork)
 
     return list(await asyncio.gather(*(one(i) for i in range(group_size))))

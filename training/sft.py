@@ -104,11 +104,23 @@ class SFTRunConfig:
     def sft_config(self) -> SFTConfig:
         """The ``trl.SFTConfig`` of this run."""
         names = (
-            "output_dir", "learning_rate", "lr_scheduler_type", "warmup_steps", "weight_decay",
-            "num_train_epochs", "max_steps", "per_device_train_batch_size",
-            "gradient_accumulation_steps", "gradient_checkpointing", "bf16", "logging_steps",
-            "seed", "report_to", "assistant_only_loss", "max_length",
-        )  # fmt: skip
+            "output_dir",
+            "learning_rate",
+            "lr_scheduler_type",
+            "warmup_steps",
+            "weight_decay",
+            "num_train_epochs",
+            "max_steps",
+            "per_device_train_batch_size",
+            "gradient_accumulation_steps",
+            "gradient_checkpointing",
+            "bf16",
+            "logging_steps",
+            "seed",
+            "report_to",
+            "assistant_only_loss",
+            "max_length",
+        )
         values = {name: getattr(self, name) for name in names}
         values.update(
             save_strategy="steps" if self.save_steps else "no",

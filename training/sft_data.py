@@ -38,10 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from agents import prompts, video
-from agents.main_turn import Ask, Setting, main_messages
+from agents.main_turn import Ask, Setting
 from agents.protocol import render_turn
 from agents.protocols import get_protocol
-from agents.sampling import overview_count
 from graphs.context import Context, effective
 from graphs.traces import call_role, read_jsonl
 from training.questions import RLPrompt, normalise_target
@@ -170,25 +169,23 @@ def paravt_messages(record: Mapping[str, Any], context: Context | None = None) -
     (``agents.main_turn``, or the run's protocol), with the same sampling rules."""
     ctx = effective(context or Context())
     info = video.probe(record["video"])
-    if ctx.protocol == "release-rl":  # the release's own prompts, frames and labels
-        protocol = get_protocol(ctx.protocol)
-        ask = Ask(question="", kind=record["kind"], prompt=record["user_text"],
-                  system=record["system"])  # fmt: skip
-        setting = Setting(media=info.codec)
-        request = protocol.main_request(ask, protocol.overview(info, ctx), duration=info.duration,
-                                        setting=setting, steps=(), turn=0, ctx=ctx)  # fmt: skip
-        return request.messages
-    count = overview_count(info.codec, info.duration, ctx.overview_frames)
-    timestamps = video.overview_timestamps(info.duration, count)
-    overview = prompts.frames_part(info.path, timestamps, ctx.overview_max_pixels)
-    setting = Setting(
-        dispatch=ctx.dispatch,
-        max_parallel=ctx.max_parallel,
-        media=info.codec,
-        answer_now=ctx.calls_per_turn == 0 or ctx.max_turns == 0,
+    protocol = get_protocol(ctx.protocol)
+    if ctx.protocol == "release-rl":  # the release's own prompts: the row's, as written
+        ask = Ask(
+            question="", kind=record["kind"], prompt=record["user_text"], system=record["system"]
+        )
+    else:
+        ask = Ask(question="", kind=record["kind"], prompt=record["prompt"])
+    request = protocol.main_request(
+        ask,
+        protocol.overview(info, ctx),
+        duration=info.duration,
+        setting=Setting.of(ctx, info.codec),
+        steps=(),
+        turn=0,
+        ctx=ctx,
     )
-    ask = Ask(question="", kind=record["kind"], prompt=record["prompt"])
-    return main_messages(ask, overview, duration=info.duration, setting=setting)
+    return request.messages
 
 
 def paravt_rows(

@@ -13,12 +13,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agents import prompts
-from agents.completion import SamplingParams
 from agents.main_turn import Ask, Setting, Step, main_request
 from agents.protocol import THINK_PREFIX, ParsedTurn, ToolCall
 from agents.protocols.base import PlannedCall, Protocol, Settings, Turn
-from agents.requests import ModelRequest
-from agents.sampling import overview_count, overview_timestamps
+from agents.requests import ModelRequest, SamplingParams
+from agents.sampling import overview_times
 from agents.sub_turn import Window, subagent_request, window_frames
 from agents.tools import ToolArgumentError, validate_crop
 from agents.video_probe import VideoInfo
@@ -30,8 +29,7 @@ class ParavtProtocol(Protocol):
     summary = "paravt-nano's own: labelled overview frames, Think Prefix, refusals the model reads"
 
     def overview(self, info: VideoInfo, ctx: Settings) -> dict[str, Any]:
-        count = overview_count(info.codec, info.duration, ctx.overview_frames)
-        times = overview_timestamps(info.duration, count)
+        times = overview_times(info.codec, info.duration, ctx.overview_frames)
         return prompts.frames_part(
             info.path, times, ctx.overview_max_pixels, sampling=ctx.overview_sampling
         )

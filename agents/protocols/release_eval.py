@@ -26,14 +26,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agents import prompts, qwen_frames
-from agents.completion import SamplingParams
 from agents.main_turn import Ask, Setting, Step
 from agents.protocol import ParsedTurn
 from agents.protocols import release_texts as T
 from agents.protocols.base import EpisodeError, PlannedCall, Protocol, Settings, Turn
 from agents.protocols.release_calls import clock_seconds, eval_driver_calls
 from agents.protocols.release_frames import crop_plan, qwen_part, video_of, video_url_part
-from agents.requests import ModelRequest
+from agents.requests import ModelRequest, SamplingParams
 from agents.sub_turn import Window
 from agents.video_probe import VideoInfo, frame_table
 

@@ -26,14 +26,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agents import prompts, qwen_frames
-from agents.completion import SamplingParams
 from agents.main_turn import Ask, Setting, Step
 from agents.protocol import THINK_PREFIX, ParsedTurn
 from agents.protocols import release_texts as T
 from agents.protocols.base import PlannedCall, Protocol, Settings, Turn
 from agents.protocols.release_calls import rl_workflow_calls
 from agents.protocols.release_frames import crop_plan, qwen_part
-from agents.requests import ModelRequest
+from agents.requests import ModelRequest, SamplingParams
 from agents.sub_turn import Window
 from agents.video_probe import VideoInfo, frame_table
 
@@ -108,9 +107,12 @@ class ReleaseRLProtocol(Protocol):
     def overview(self, info: VideoInfo, ctx: Settings) -> dict[str, Any]:
         table = frame_table(info.path)
         plan = qwen_frames.fetch_plan(
-            total_frames=table.count, fps=table.fps, width=info.width, height=info.height,
+            total_frames=table.count,
+            fps=table.fps,
+            width=info.width,
+            height=info.height,
             **OVERVIEW,
-        )  # fmt: skip
+        )
         indices = list(plan.indices)
         if len(indices) % 2:  # the workflow pads to Qwen3-VL's merge size (never needed: even)
             indices.append(indices[-1])

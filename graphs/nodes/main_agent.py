@@ -13,7 +13,7 @@ from agents.protocol import parse, with_prefix
 from agents.protocols import EpisodeError, get_protocol
 from graphs.calls import call_records
 from graphs.chat_view import answer_message, main_message_id, tool_turn_message
-from graphs.context import Context, effective
+from graphs.context import Context, effective, model_of
 from graphs.length import coverage_instruction
 from graphs.offload import prepare_if_cached
 from graphs.prefetch import WindowPrefetch
@@ -24,7 +24,7 @@ from graphs.traces import model_call
 from graphs.transcript import ask_of, main_calls, setting_of, steps_of, turn_text
 
 
-def make_main_agent(llm: ChatModel):
+def make_main_agent(llm: ChatModel | None):
     async def main_agent(state: State, runtime: Runtime[Context]) -> dict:
         ctx = effective(runtime.context)
         protocol = get_protocol(ctx.protocol)
@@ -57,7 +57,8 @@ def make_main_agent(llm: ChatModel):
             # stream only for a listener or for the prefetch: parsing events costs CPU
             streamed = stream.listening or prefetch is not None
             prepare_if_cached(request)  # frames in memory: no trip to a thread to send them
-            completion = await llm.complete(request, on_text=on_text if streamed else None)
+            model = model_of(runtime.context, llm)
+            completion = await model.complete(request, on_text=on_text if streamed else None)
             if not streamed:
                 stream.send(completion.text)
         text = with_prefix(completion.text, prefill) if prefill else completion.text

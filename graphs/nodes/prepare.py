@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Sequence
-from dataclasses import asdict
-from pathlib import Path
 
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
@@ -16,36 +13,38 @@ from langgraph.runtime import Runtime
 from agents import prompts, video
 from agents.completion import ChatModel
 from agents.protocols import get_protocol
-from agents.sampling import overview_count
+from agents.question_rules import QuestionRefused
+from agents.sampling import overview_times
 from graphs import offload
+from graphs.admission import MediaRefused, MediaRoots
 from graphs.asking import humans, next_question
 from graphs.board_base import BoardStore
 from graphs.budget import budget_problem, served_context_length, window_frames_cap
-from graphs.chat_input import MediaRefused
-from graphs.context import Context, effective
+from graphs.context import Context, effective, settings_of
 from graphs.progress import report
 from graphs.state import CallRecord, State
 
 
-def make_prepare(board: BoardStore, roots: Sequence[Path], llm: ChatModel):
+def make_prepare(board: BoardStore, media: MediaRoots, llm: ChatModel | None):
     async def prepare(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict:
         ctx = effective(runtime.context)
         protocol = get_protocol(ctx.protocol)
         try:
-            q = next_question(state, ctx, roots)
+            q = await offload.files_call(next_question, state, ctx, media)
             info = await offload.probe(q.video)
-        except (MediaRefused, video.VideoError) as exc:
+        except (MediaRefused, QuestionRefused, video.VideoError) as exc:
             return refusal(state, str(exc))
         refused = protocol.refusal(ctx, media=info.codec)
         if refused:
             return refusal(state, refused)
         thread_id = str(config.get("configurable", {}).get("thread_id", q.run_id))
-        count = overview_count(info.codec, info.duration, ctx.overview_frames)
+        times = overview_times(info.codec, info.duration, ctx.overview_frames)
+        count = len(times)
         own = protocol.name == "paravt"  # the budget check knows this protocol's frames
-        limit = await served_context_length(llm) if own else None
+        model = getattr(runtime.context, "model", None) or llm  # main_agent says if none
+        limit = await served_context_length(model) if own and model else None
         window = window_frames_cap(ctx, info.codec, info.duration)
         too_big = budget_problem(ctx, info, count, window, limit) if limit else ""
-        times = video.overview_timestamps(info.duration, count)
         overview = state.get("overview")
         if too_big:  # fail before decoding: the run is recorded, with the settings to change
             overview = {"video": info.path, "timestamps": [], "max_pixels": 0}
@@ -68,8 +67,9 @@ def make_prepare(board: BoardStore, roots: Sequence[Path], llm: ChatModel):
             q.run_id,
             video=info.path,
             question=q.question,
-            settings=asdict(ctx),
+            settings=settings_of(ctx),
             thread_id=thread_id,
+            source=q.source,
         )
         scanner = []
         if ctx.scanner_first:  # a call nobody typed: the scanner's window is the whole input
@@ -95,6 +95,7 @@ def make_prepare(board: BoardStore, roots: Sequence[Path], llm: ChatModel):
             "kind": q.kind,
             "prompt": q.prompt,
             "system": q.system,
+            "source": q.source or {},
             "duration": info.duration,
             "media": info.codec,
             "overview": overview,

@@ -14,7 +14,7 @@ from agents.completion import ChatModel
 from agents.protocols import get_protocol
 from agents.sub_turn import Window, readable_notes
 from graphs.board_base import BoardStore
-from graphs.context import Context, effective
+from graphs.context import Context, effective, model_of
 from graphs.notes import needs_verification, post_note
 from graphs.offload import prepare_request
 from graphs.progress import report
@@ -22,7 +22,7 @@ from graphs.state import ModelCall, SubAgentTask, ToolResult, VerifyTask
 from graphs.traces import model_call
 
 
-def make_sub_agent(llm: ChatModel, board: BoardStore):
+def make_sub_agent(llm: ChatModel | None, board: BoardStore):
     async def sub_agent(
         task: SubAgentTask, runtime: Runtime[Context]
     ) -> Command[Literal["verify_gate", "collect"]]:
@@ -59,7 +59,7 @@ def make_sub_agent(llm: ChatModel, board: BoardStore):
         if request is None:
             content = f"{len(times)} frames from {window.start:.1f} - {window.end:.1f} seconds."
         else:
-            completion = await llm.complete(request)
+            completion = await model_of(runtime.context, llm).complete(request)
             content = protocol.note_of(completion.text, completion.finish_reason)
             usage = {
                 "prompt_tokens": completion.usage.prompt_tokens,

@@ -13,13 +13,13 @@ from agents.completion import ChatModel
 from agents.sub_turn import Window, verifier_request
 from agents.verify import parse_verdict
 from graphs.board_base import BoardStore
-from graphs.context import Context, effective
+from graphs.context import Context, effective, model_of
 from graphs.notes import needs_verification, post_note
 from graphs.state import ModelCall, VerifyTask
 from graphs.traces import model_call
 
 
-def make_verify_gate(llm: ChatModel, board: BoardStore):
+def make_verify_gate(llm: ChatModel | None, board: BoardStore):
     async def verify_gate(task: VerifyTask, runtime: Runtime[Context]) -> dict:
         ctx = effective(runtime.context)
         result = dict(task["result"])
@@ -41,7 +41,7 @@ def make_verify_gate(llm: ChatModel, board: BoardStore):
             request = verifier_request(
                 window, frames, question=task["question"], claim=result["content"]
             )
-            completion = await llm.complete(request)
+            completion = await model_of(runtime.context, llm).complete(request)
             result["verdict"], _ = parse_verdict(completion.text)
             model_calls.append(model_call(task["run_id"], request, completion))
         await post_note(board, task, result)

@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS paravt_meta (key text PRIMARY KEY, value text NOT NUL
 CREATE TABLE IF NOT EXISTS paravt_runs (
     run_id text PRIMARY KEY, thread_id text, video text, question text, settings text,
     status text, answer text, error text, started_at double precision,
-    finished_at double precision, owner text, lease_until double precision);
+    finished_at double precision, owner text, lease_until double precision, source text);
 CREATE INDEX IF NOT EXISTS paravt_runs_started ON paravt_runs (started_at);
 CREATE TABLE IF NOT EXISTS paravt_notes (
     run_id text NOT NULL, key text NOT NULL, author text, turn integer, call_index integer,
@@ -65,7 +65,7 @@ CREATE INDEX IF NOT EXISTS paravt_traces_written ON paravt_traces (written_at);
 """
 _RUN_COLUMNS = (
     "run_id, thread_id, video, question, settings, status, answer, error, started_at, "
-    "finished_at, owner"
+    "finished_at, owner, source"
 )
 
 
@@ -136,17 +136,25 @@ class PostgresBoard(BoardStore):
 
     # Runs.
     def start_run(
-        self, run_id: str, *, video: str, question: str, settings: dict[str, Any], thread_id: str
+        self,
+        run_id: str,
+        *,
+        video: str,
+        question: str,
+        settings: dict[str, Any],
+        thread_id: str,
+        source: dict[str, Any] | None = None,
     ) -> None:
         sql = (
             "INSERT INTO paravt_runs (run_id, thread_id, video, question, settings, status, "
-            f"started_at, owner, lease_until) VALUES (%s, %s, %s, %s, %s, 'running', %s, %s, "
-            f"{_NOW} + %s) ON CONFLICT (run_id) DO UPDATE SET status = 'running', "
+            f"started_at, owner, lease_until, source) VALUES (%s, %s, %s, %s, %s, 'running', "
+            f"%s, %s, {_NOW} + %s, %s) ON CONFLICT (run_id) DO UPDATE SET status = 'running', "
             "error = NULL, finished_at = NULL, owner = excluded.owner, "
             "lease_until = excluded.lease_until"
         )
         params = [run_id, thread_id, video, question, json.dumps(settings, sort_keys=True),
-                  time.time(), owners.current().to_json(), self.lease_s]  # fmt: skip
+                  time.time(), owners.current().to_json(), self.lease_s,
+                  json.dumps(source or {}, sort_keys=True)]  # fmt: skip
         self._call("starting a run", lambda conn: conn.execute(sql, params))
         self._own(run_id)
 

@@ -22,9 +22,9 @@ from graphs.postgres.checkpointer import open_postgres_checkpointer
 _BOARD_SQL = {
     "runs": (
         "INSERT INTO paravt_runs (run_id, thread_id, video, question, settings, status, answer, "
-        "error, started_at, finished_at, owner) VALUES (%(run_id)s, %(thread_id)s, %(video)s, "
-        "%(question)s, %(settings)s, %(status)s, %(answer)s, %(error)s, %(started_at)s, "
-        "%(finished_at)s, %(owner)s) ON CONFLICT DO NOTHING"
+        "error, started_at, finished_at, owner, source) VALUES (%(run_id)s, %(thread_id)s, "
+        "%(video)s, %(question)s, %(settings)s, %(status)s, %(answer)s, %(error)s, "
+        "%(started_at)s, %(finished_at)s, %(owner)s, %(source)s) ON CONFLICT DO NOTHING"
     ),
     "notes": (
         'INSERT INTO paravt_notes (run_id, key, author, turn, call_index, "start", "end", '
@@ -63,7 +63,7 @@ def copy_board(source: Board, target: PostgresBoard, migration: Migration) -> No
         for table, sql in _BOARD_SQL.items():
             copied = 0
             for row in rows[table]:
-                copied += cursor.execute(sql, {"owner": None, **row}).rowcount
+                copied += cursor.execute(sql, {"owner": None, "source": None, **row}).rowcount
             migration.copied[table], migration.found[table] = copied, len(rows[table])
 
 

@@ -2,7 +2,7 @@
 
     python -m training.nano.dynamics build/nano --out docs/figures/nano-dynamics.png
 
-Reads ``ARM/grpo.jsonl`` of each arm under the build folder (``training.grpo``'s log).
+Reads ``ARM/grpo.jsonl`` of each arm under the build folder (``training.cpu_grpo``'s log).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Steps (each skipped when its output is already in OUT, so a killed rebuild resum
    (``training.nano.notes``), with the noise curriculum (``training.nano.train``); a killed
    SFT goes on from its last resume point (``training.nano.resume``), not from step 0;
 4. ``grpo/`` and ``para_grpo/``: plain GRPO and PARA-GRPO from the SFT checkpoint on
-   full-noise train videos (``training.grpo``), and ``dynamics.png``, their f_tau / kappa
+   full-noise train videos (``training.cpu_grpo``), and ``dynamics.png``, their f_tau / kappa
    (and accuracy) per step; with 2 threads or more the two arms run side by side, one
    process and one thread each;
 5. ``--ship``: the PARA-GRPO checkpoint becomes ``assets/paravt-nano``.
@@ -97,8 +97,8 @@ GRPO = {
 
 def run_grpo(out: Path, sft: Path, arm: str, *, steps: int, seed: int, threads: int) -> Path:
     """One GRPO arm from the SFT checkpoint; returns its checkpoint folder."""
-    from training.grpo import RunConfig
-    from training.grpo import train as grpo_train
+    from training.cpu_grpo import RunConfig
+    from training.cpu_grpo import train as grpo_train
     from training.para_grpo import ParaGRPOConfig
 
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {arm} %(message)s")

@@ -1,4 +1,4 @@
-"""TRL's ``GRPOTrainer``, taught two things a graph episode needs (``training.trl_rollout``):
+"""TRL's ``GRPOTrainer``, taught two things a graph episode needs (``training.trl.rollout``):
 
 1. Images. TRL builds a VLM's forward inputs by running its processor over dataset images;
    the graph's frames are decoded inside the episode, so the rollout's own image tensors
@@ -12,7 +12,8 @@
    computes them for the first rows. The row count is padded to a multiple of
    ``steps_per_generation`` with fully masked copies, since TRL splits the batch evenly.
 
-``policy_model`` hands the rollout a ``ChatModel`` over the trainer's generation backend.
+``training.trl.rollout.policy_model`` hands the rollout a ``ChatModel`` over the trainer's
+generation backend.
 Transformers generation needs unsharded weights on every rank: episodes make different
 numbers of calls per rank, so per-call collectives (FSDP, ZeRO-3 without gathering) would
 hang; use vLLM there (refused at construction otherwise).
@@ -30,30 +31,26 @@ from trl import GRPOTrainer
 from trl.models import unwrap_model_for_generation
 from trl.models.utils import disable_gradient_checkpointing
 
-from serving.detokenize import END_TOKENS
 from serving.engine import ChatRenderer, never_generated
-from training.trl_backends import (
-    Backend,
-    Batcher,
-    TransformersBackend,
-    VLLMColocateBackend,
-    VLLMServerBackend,
-)
-from training.trl_rollout import ParaVTRollout, PolicyChatModel, Row
+from training.policy import Backend, Row
+from training.trl.backends import TransformersBackend, VLLMColocateBackend, VLLMServerBackend
+from training.trl.rollout import ParaVTRollout
 
 
 class ParaVTGRPOTrainer(GRPOTrainer):
     """``GRPOTrainer`` whose rollout is the graph (``ParaVTRollout``); see the module docstring."""
 
-    def __init__(self, *args, rollout: ParaVTRollout, renderer: ChatRenderer, max_batch: int = 64,
-                 **kwargs) -> None:  # fmt: skip
+    def __init__(
+        self, *args, rollout: ParaVTRollout, renderer: ChatRenderer, max_batch: int = 64, **kwargs
+    ) -> None:
         super().__init__(*args, rollout_func=rollout, **kwargs)
         self.paravt, self.renderer, self.max_batch = rollout, renderer, max_batch
         self._pending: list[Row] | None = None
         sharded = self.is_fsdp_enabled or (
-            self.is_deepspeed_enabled and not self.args.ds3_gather_for_generation
+            self.is_deepspeed_enabled
+            and not self.args.ds3_gather_for_generation
             and self.accelerator.state.deepspeed_plugin.zero_stage == 3
-        )  # fmt: skip
+        )
         if not self.use_vllm and sharded and self.accelerator.num_processes > 1:
             raise ValueError(
                 "transformers generation needs the whole policy on every rank (FSDP or ZeRO-3 "
@@ -77,16 +74,20 @@ class ParaVTGRPOTrainer(GRPOTrainer):
             return
         tok, args = self.renderer.tokenizer, self.args
         with unwrap_model_for_generation(
-            self.model_wrapped, self.accelerator,
+            self.model_wrapped,
+            self.accelerator,
             gather_deepspeed3_params=args.ds3_gather_for_generation,
             gradient_checkpointing_kwargs=args.gradient_checkpointing_kwargs,
-        ) as model:  # fmt: skip
+        ) as model:
             yield TransformersBackend(
-                model, eos_ids=eos_ids, pad_id=tok.pad_token_id,
+                model,
+                eos_ids=eos_ids,
+                pad_id=tok.pad_token_id,
                 image_token_id=self.renderer.image_token_id,
                 suppress=never_generated(tok, model.config.get_text_config().vocab_size),
-                max_batch=self.max_batch, autocast=self.accelerator.autocast,
-            )  # fmt: skip
+                max_batch=self.max_batch,
+                autocast=self.accelerator.autocast,
+            )
 
     # --- images in every forward ----------------------------------------------------------
 
@@ -101,8 +102,9 @@ class ParaVTGRPOTrainer(GRPOTrainer):
             "num_images": [r.images for r in rows],
         }
 
-    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep,
-                                           batch_size=None, **kwargs):  # fmt: skip
+    def _get_per_token_logps_and_entropies(
+        self, model, input_ids, attention_mask, logits_to_keep, batch_size=None, **kwargs
+    ):
         if kwargs.get("pixel_values") is None and self._pending is not None:
             kwargs.update(self._vision(self._pending))  # TRL's scoring passes, first rows
         grid = kwargs.get("image_grid_thw")
@@ -218,9 +220,10 @@ class ParaVTGRPOTrainer(GRPOTrainer):
                 )
         if "importance_sampling_ratio" in output:
             out["importance_sampling_ratio"] = self._importance(
-                out["old_per_token_logps"], new["sampling_per_token_logps"],
+                out["old_per_token_logps"],
+                new["sampling_per_token_logps"],
                 new["completion_mask"] * new["tool_mask"],
-            )  # fmt: skip
+            )
         return out
 
     def _importance(self, old: torch.Tensor, sampled: torch.Tensor, mask: torch.Tensor):
@@ -236,17 +239,3 @@ class ParaVTGRPOTrainer(GRPOTrainer):
         low = -float("inf") if low is None else low
         high = float("inf") if high is None else high
         return ratio.masked_fill((ratio < low) | (ratio > high), 0.0)
-
-
-@contextmanager
-def policy_model(trainer: ParaVTGRPOTrainer) -> Iterator[PolicyChatModel]:
-    """A ``ChatModel`` over the trainer's own generation backend, for one rollout."""
-    tok = trainer.renderer.tokenizer
-    ends = sorted({*trainer.eos_token_ids, *(tok.convert_tokens_to_ids(t) for t in END_TOKENS)})
-    text = trainer.accelerator.unwrap_model(trainer.model).config.get_text_config()
-    with trainer.generation_backend(ends) as backend:
-        batcher = Batcher(backend, max_batch=trainer.max_batch)
-        yield PolicyChatModel(
-            trainer.renderer, batcher, end_ids=ends,
-            max_len=getattr(text, "max_position_embeddings", 32768),
-        )  # fmt: skip

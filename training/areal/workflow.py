@@ -16,7 +16,7 @@ How the graph meets the proxy, and why:
   assistant message would be closed and a new turn opened after it. The arm's ``<think>\\n``
   must come from the rollout tokenizer's chat template (``rollout.tokenizer_path``); the agent
   does not send it, the graph still records it as the turn's prefill, and the reward scores
-  the turn with it. ``training.areal_launch`` checks the template before training starts.
+  the turn with it. ``training.areal.launch`` checks the template before training starts.
 - Sub-agent requests carry ``store: false``: the proxy does not record them, so they are not
   trained (``train_subagents`` records them; they then get the episode's reward).
 - No client retries: a retried request would leave an orphan completion in the session.
@@ -46,15 +46,14 @@ from agents.completion import ChatModel, Completion
 from agents.llm import OpenAIChatModel
 from agents.requests import ModelRequest
 from graphs.board import Board
-from graphs.bound import bound, shared_graph
-from graphs.context import Context
-from graphs.run import run_question
+from graphs.context import Context, RunContext
+from graphs.run import run_question, shared_graph
 from graphs.traces import call_role
 from training.para_grpo import ParaGRPOConfig, trace_reward
 from training.questions import RLPrompt
 from training.rewards import RewardParts
 
-WORKFLOW = "training.areal_workflow.ParaVTAgent"
+WORKFLOW = "training.areal.workflow.ParaVTAgent"
 """The import path AReaL's rollout workers resolve (``trainer.train(workflow=...)``)."""
 _SEPARATE_ENV = (
     "AReaL is not installed here. It pins torch and transformers versions that cannot share an "
@@ -200,18 +199,18 @@ class ParaVTAgent:
         context = self.grpo.rollout_context(item.id, epoch=item.epoch, base=self.context)
         main, sub = self._clients(extra_kwargs)
         try:
-            with bound(ProxyModel(main, sub, template_prefill=self.grpo.prefill)):
-                result = await run_question(
-                    shared_graph(self.board),
-                    self.board,
-                    video_path=item.video,
-                    question=item.question,
-                    options=item.options,
-                    kind=item.kind,
-                    prompt=item.prompt,
-                    system=item.system,
-                    context=context,
-                )
+            model = ProxyModel(main, sub, template_prefill=self.grpo.prefill)
+            result = await run_question(
+                shared_graph(self.board),
+                self.board,
+                video_path=item.video,
+                question=item.question,
+                options=item.options,
+                kind=item.kind,
+                prompt=item.prompt,
+                system=item.system,
+                context=RunContext.of(context, model),
+            )
         finally:
             await asyncio.gather(main.aclose(), sub.aclose())
         outcome = rollout_outcome(result.trace or {}, target=item.target, config=self.grpo)

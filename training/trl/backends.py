@@ -13,44 +13,20 @@ temperature-1 log-probs. vLLM reports them as its server's ``--logprobs-mode`` s
 (``processed_logprobs`` is the matching one, as TRL itself warns).
 
 Sampling is not seeded per call: a batch draws from one random stream, so which tokens a
-call gets depends on the calls that share its batch (``training.grpo`` is the seeded loop).
+call gets depends on the calls that share its batch (``training.cpu_grpo`` is the seeded loop).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
-from PIL import Image
 from transformers import LogitsProcessor, LogitsProcessorList, TemperatureLogitsWarper
 
-
-@dataclass(frozen=True)
-class GenRequest:
-    """One model call, rendered."""
-
-    prompt_ids: tuple[int, ...]
-    vision: Mapping[str, torch.Tensor] = field(default_factory=dict, hash=False)
-    images: tuple[Image.Image, ...] = field(default=(), hash=False)  # the same images, as PIL
-    temperature: float = 1.0
-    max_tokens: int = 16
-    role: str = "main"  # agents.requests.Role, and the turn (scripted test backends read them)
-    turn: int = 0
-
-
-@dataclass(frozen=True)
-class GenResult:
-    token_ids: tuple[int, ...]  # the end token included when one was emitted
-    logprobs: tuple[float, ...]  # one per token, as sampled
-
-
-class Backend(Protocol):
-    def generate(self, requests: Sequence[GenRequest]) -> list[GenResult]: ...
+from training.policy import GenRequest, GenResult
 
 
 def _groups(requests: Sequence[GenRequest], size: int) -> list[list[int]]:
@@ -175,11 +151,17 @@ class VLLMServerBackend:
                     for f, r in zip(raw, reqs, strict=True)
                 ]
             done = client.generate(
-                prompts=[list(r.prompt_ids) for r in reqs], features=features, n=1,
-                temperature=reqs[0].temperature, top_p=1.0, top_k=0, repetition_penalty=1.0,
-                max_tokens=reqs[0].max_tokens, logprobs=0,
+                prompts=[list(r.prompt_ids) for r in reqs],
+                features=features,
+                n=1,
+                temperature=reqs[0].temperature,
+                top_p=1.0,
+                top_k=0,
+                repetition_penalty=1.0,
+                max_tokens=reqs[0].max_tokens,
+                logprobs=0,
                 generation_kwargs=self.vllm.generation_kwargs,
-            )  # fmt: skip
+            )
             for i, ids, lps in zip(idx, done["completion_ids"], done["logprobs"], strict=True):
                 out[i] = GenResult(tuple(ids), tuple(float(lp[0]) for lp in lps))
         return out  # type: ignore[return-value]
@@ -205,50 +187,18 @@ class VLLMColocateBackend:
                     row["multi_modal_data"] = {"image": images if len(images) > 1 else images[0]}
                 rows.append(row)
             params = SamplingParams(
-                n=1, temperature=reqs[0].temperature, top_p=1.0, top_k=0, repetition_penalty=1.0,
-                max_tokens=reqs[0].max_tokens, logprobs=0, **self.vllm.generation_kwargs,
-            )  # fmt: skip
+                n=1,
+                temperature=reqs[0].temperature,
+                top_p=1.0,
+                top_k=0,
+                repetition_penalty=1.0,
+                max_tokens=reqs[0].max_tokens,
+                logprobs=0,
+                **self.vllm.generation_kwargs,
+            )
             done = self.vllm.llm.generate(rows, sampling_params=params, use_tqdm=False)
             logprobs, _ = extract_logprobs(done)
             for i, output, lps in zip(idx, done, logprobs, strict=True):
                 ids = output.outputs[0].token_ids
                 out[i] = GenResult(tuple(ids), tuple(float(lp[0]) for lp in lps))
         return out  # type: ignore[return-value]
-
-
-class Batcher:
-    """Calls of concurrent episodes -> backend batches, one batch in flight at a time.
-
-    A call waits ``linger_s`` for company; calls arriving while a batch generates form the
-    next one. The backend runs in a worker thread, off the event loop.
-    """
-
-    def __init__(self, backend: Backend, *, max_batch: int = 64, linger_s: float = 0.01) -> None:
-        self.backend, self.max_batch, self.linger_s = backend, max_batch, linger_s
-        self._pending: list[tuple[GenRequest, asyncio.Future]] = []
-        self._worker: asyncio.Task | None = None
-        self.batches: list[int] = []  # size of every batch sent (for logs and tests)
-
-    async def submit(self, request: GenRequest) -> GenResult:
-        future = asyncio.get_running_loop().create_future()
-        self._pending.append((request, future))
-        if self._worker is None or self._worker.done():
-            self._worker = asyncio.create_task(self._drain())
-        return await future
-
-    async def _drain(self) -> None:
-        while self._pending:
-            await asyncio.sleep(self.linger_s)
-            batch = self._pending[: self.max_batch]
-            del self._pending[: len(batch)]
-            self.batches.append(len(batch))
-            try:
-                results = await asyncio.to_thread(self.backend.generate, [r for r, _ in batch])
-            except Exception as exc:  # every waiting call fails with the backend's error
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(exc)
-                continue
-            for (_, future), result in zip(batch, results, strict=True):
-                if not future.done():
-                    future.set_result(result)

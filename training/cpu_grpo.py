@@ -1,6 +1,6 @@
 """A single-machine GRPO engine on the CPU: rollouts through the real graph, then a policy step.
 
-PARA-GRPO's trainer is TRL's (``training.trl_grpo``). This loop stays for one thing TRL
+PARA-GRPO's trainer is TRL's (``training.trl.grpo``). This loop stays for one thing TRL
 cannot give: byte-reproducible runs. Every model call here samples from its own seed
 (``rollout.rollout_seed`` of the prompt and call), so the shipped paravt-nano rebuild
 (``training.nano``) gives the same weights twice; TRL's generation batches the calls of
@@ -26,7 +26,7 @@ turns with advantage 0 are skipped when there is no KL term (they add exactly no
 the model stays in eval mode (Qwen3-VL has no dropout), so sampling and recomputation are
 the same function. ``OUT/checkpoint`` is a Hugging Face folder the local server loads.
 
-    python -m training.grpo --arm para_grpo --model DIR --out runs/grpo --steps 50
+    python -m training.cpu_grpo --arm para_grpo --model DIR --out runs/grpo --steps 50
 """
 
 from __future__ import annotations
@@ -129,14 +129,18 @@ class GRPOEngine:
         limit = asyncio.Semaphore(self.run.rollout_concurrency)
         groups = [
             rollout_group(
-                self.recorder, self.board, prompt,
+                self.recorder,
+                self.board,
+                prompt,
                 algo.rollout_context(
                     prompt.id, epoch=epoch if self.run.regate_each_epoch else 0, base=self.context
                 ),
-                group_size=algo.group_size, seed=algo.seed * 1_000_003 + step, limit=limit,
+                group_size=algo.group_size,
+                seed=algo.seed * 1_000_003 + step,
+                limit=limit,
             )
             for prompt, epoch in batch
-        ]  # fmt: skip
+        ]
         trajs = [t for group in await asyncio.gather(*groups) for t in group]
         rolled = time.perf_counter()
 
@@ -153,12 +157,18 @@ class GRPOEngine:
         update = self.update(trajs)
         done = time.perf_counter()
         line = {
-            "step": step, "arm": algo.arm, "objective": self.run.objective,
-            **rollout_metrics(trajs), **update,
-            "rollouts": len(trajs), "lr": self.optimizer.param_groups[0]["lr"],
-            "time_rollout_s": round(rolled - began, 4), "time_reward_s": round(scored - rolled, 4),
-            "time_update_s": round(done - scored, 4), "step_time_s": round(done - began, 4),
-        }  # fmt: skip
+            "step": step,
+            "arm": algo.arm,
+            "objective": self.run.objective,
+            **rollout_metrics(trajs),
+            **update,
+            "rollouts": len(trajs),
+            "lr": self.optimizer.param_groups[0]["lr"],
+            "time_rollout_s": round(rolled - began, 4),
+            "time_reward_s": round(scored - rolled, 4),
+            "time_update_s": round(done - scored, 4),
+            "step_time_s": round(done - began, 4),
+        }
         with open(self.log_path, "a", encoding="utf-8") as out:
             out.write(json.dumps(line) + "\n")
         return line
@@ -182,21 +192,34 @@ class GRPOEngine:
             self.optimizer.zero_grad(set_to_none=True)
             for k, (turn, adv) in enumerate(work):
                 logp = token_logprobs(
-                    self.vlm, self.policy, turn.prompt_ids, turn.completion_ids, turn.vision,
+                    self.vlm,
+                    self.policy,
+                    turn.prompt_ids,
+                    turn.completion_ids,
+                    turn.vision,
                     temperature=turn.temperature,
-                )[None]  # fmt: skip
+                )[None]
                 old = torch.tensor([turn.old_logprobs])
                 if self.ref is not None and k not in ref_cache:
                     with torch.no_grad():
                         ref_cache[k] = token_logprobs(
-                            self.vlm, self.ref, turn.prompt_ids, turn.completion_ids, turn.vision,
+                            self.vlm,
+                            self.ref,
+                            turn.prompt_ids,
+                            turn.completion_ids,
+                            turn.vision,
                             temperature=turn.temperature,
-                        )[None]  # fmt: skip
+                        )[None]
                 loss, stats = policy_loss(
-                    logp, old, torch.tensor([adv]), torch.ones_like(old),
-                    clip_eps=algo.clip_eps, ref_logp=ref_cache.get(k), kl_coef=algo.kl_coef,
+                    logp,
+                    old,
+                    torch.tensor([adv]),
+                    torch.ones_like(old),
+                    clip_eps=algo.clip_eps,
+                    ref_logp=ref_cache.get(k),
+                    kl_coef=algo.kl_coef,
                     num_tokens=n_tokens,
-                )  # fmt: skip
+                )
                 loss.backward()
                 sums["loss"] += loss.item()
                 sums["clip"] += stats.clip_fraction * stats.tokens
@@ -245,8 +268,14 @@ def train(run: RunConfig, algo: ParaGRPOConfig, context: Context | None = None) 
     try:
         for step in range(run.steps):
             line = asyncio.run(engine.step(step))
-            log.info("step %d reward %s f_tau %s kappa %s (%.1fs)", step, line["reward"],
-                     line["f_tau"], line["kappa"], line["step_time_s"])  # fmt: skip
+            log.info(
+                "step %d reward %s f_tau %s kappa %s (%.1fs)",
+                step,
+                line["reward"],
+                line["f_tau"],
+                line["kappa"],
+                line["step_time_s"],
+            )
             if run.save_every and (step + 1) % run.save_every == 0:
                 engine.save()
         engine.save()

@@ -1,4 +1,5 @@
-"""One compiled graph, many concurrent runs: each run's calls reach only the model it bound."""
+"""One compiled graph, many concurrent runs: each run's calls reach only the model its own
+context names (graphs.context.RunContext), through LangGraph's runtime.context."""
 
 from __future__ import annotations
 
@@ -6,10 +7,8 @@ import asyncio
 
 import pytest
 
-from agents.requests import ModelRequest
-from graphs.bound import BoundModel, bound, shared_graph
-from graphs.context import Context
-from graphs.run import run_question
+from graphs.context import Context, RunContext
+from graphs.run import run_question, shared_graph
 from tests.fakes import ScriptedModel, calls
 
 SMALL = Context(overview_frames=4, overview_max_pixels=4096, crop_max_frames=4,
@@ -25,20 +24,21 @@ async def test_concurrent_runs_on_one_graph_call_their_own_models(needle_video, 
     ]
 
     async def run(model):
-        with bound(model):
-            return await run_question(graph, board, video_path=needle_video.path,
-                                      question="Which?", context=SMALL)  # fmt: skip
+        context = RunContext.of(SMALL, model)
+        return await run_question(
+            graph, board, video_path=needle_video.path, question="Which?", context=context
+        )
 
     first, second = await asyncio.gather(*(run(m) for m in models))
     assert (first.answer, second.answer) == ("A", "B")
     assert [r.request.role for r in models[0].requests] == ["main", "sub_agent", "main"]
     assert [r.request.role for r in models[1].requests] == ["main"]
+    assert first.trace["settings"] == second.trace["settings"]  # the model is not a setting
+    assert "model" not in first.trace["settings"]
 
 
-async def test_an_unbound_run_fails_with_the_fix_in_its_message(needle_video, board):
-    with pytest.raises(RuntimeError, match=r"with bound\(model\)"):
-        await BoundModel().complete(ModelRequest("main", []))
-    with pytest.raises(RuntimeError, match="bound"):  # a wiring bug: raised, not reported
+async def test_a_run_without_a_model_fails_with_the_fix_in_its_message(needle_video, board):
+    with pytest.raises(RuntimeError, match="RunContext"):  # a wiring bug: raised, not reported
         await run_question(shared_graph(board), board, video_path=needle_video.path,
                            question="Which?", context=SMALL)  # fmt: skip
     (run,) = board.runs()

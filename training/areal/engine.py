@@ -5,7 +5,7 @@ The release's ``HierarchicalAgentWorkflow`` (paravt/rl/workflow.py) calls
 its trajectory from the token ids and log-probs that come back; it does not use AReaL's OpenAI
 proxy. :class:`ParaVTEngineWorkflow` does the same with this project's graph:
 
-- every model call of an episode goes through ``training.trl_rollout.PolicyChatModel``, which
+- every model call of an episode goes through ``training.trl.rollout.PolicyChatModel``, which
   renders the request exactly as the server does (``serving.engine.ChatRenderer``: the
   checkpoint's chat template, the Think Prefix as a continued assistant message) and hands the
   ids to :class:`EngineBackend`: one ``agenerate`` per call, the frames as PNG base64
@@ -37,15 +37,13 @@ from typing import Any
 import torch
 
 from graphs.board import Board
-from graphs.bound import bound, shared_graph
-from graphs.context import Context
-from graphs.run import run_question
+from graphs.context import Context, RunContext
+from graphs.run import run_question, shared_graph
 from serving.engine import ChatRenderer
 from training.para_grpo import ParaGRPOConfig, trace_reward
+from training.policy import GenRequest, GenResult, PolicyChatModel, Row, episode_rows
 from training.questions import RLPrompt
 from training.rollout import Trajectory, build_trajectory
-from training.trl_backends import GenRequest, GenResult
-from training.trl_rollout import PolicyChatModel, Row, episode_rows
 
 
 def png_base64(images) -> list[str]:
@@ -78,13 +76,17 @@ class EngineBackend:
             rid=uuid.uuid4().hex,
             input_ids=list(call.prompt_ids),
             gconfig=self.gconfig.new(
-                n_samples=1, max_new_tokens=call.max_tokens, greedy=greedy,
-                temperature=1.0 if greedy else call.temperature, top_p=1.0, top_k=-1,
+                n_samples=1,
+                max_new_tokens=call.max_tokens,
+                greedy=greedy,
+                temperature=1.0 if greedy else call.temperature,
+                top_p=1.0,
+                top_k=-1,
             ),
             tokenizer=self.tokenizer,
             image_data=images,
             processor=self.processor,
-        )  # fmt: skip
+        )
         response = await self.engine.agenerate(request)
         tokens = tuple(response.output_tokens)
         self.versions[(call.prompt_ids, tokens)] = list(response.output_versions)
@@ -104,8 +106,7 @@ def row_versions(rows: Sequence[Row], t: Trajectory, versions: dict) -> list[lis
         keys = [(turn.prompt_ids, turn.completion_ids) for turn in turns]
         sampled = [v for key in keys for v in versions.get(key, [])]
         mine = iter(sampled)
-        out.append([-1] * len(row.prompt_ids)
-                   + [next(mine, -1) if m else -1 for m in row.env_mask])  # fmt: skip
+        out.append([-1] * len(row.prompt_ids) + [next(mine, -1) if m else -1 for m in row.env_mask])
     return out
 
 
@@ -131,11 +132,19 @@ def pad_samples(samples: list[dict]) -> dict:
     """The samples of one episode as one batch, right-padded to the longest (attention 0)."""
     width = max(s["input_ids"].shape[1] for s in samples)
     batch: dict[str, Any] = {}
-    for key in ("input_ids", "mm_token_type_ids", "loss_mask", "logprobs", "versions",
-                "attention_mask"):  # fmt: skip
+    for key in (
+        "input_ids",
+        "mm_token_type_ids",
+        "loss_mask",
+        "logprobs",
+        "versions",
+        "attention_mask",
+    ):
         fill = -1 if key == "versions" else 0
-        rows = [torch.nn.functional.pad(s[key], (0, width - s[key].shape[1]), value=fill)
-                for s in samples]  # fmt: skip
+        rows = [
+            torch.nn.functional.pad(s[key], (0, width - s[key].shape[1]), value=fill)
+            for s in samples
+        ]
         batch[key] = torch.cat(rows)
     batch["rewards"] = torch.cat([s["rewards"] for s in samples])
     if any("multi_modal_input" in s for s in samples):
@@ -148,10 +157,20 @@ class ParaVTEngineWorkflow:
     ``RLPrompt`` row) on ``engine``; the episode's rows with its reward, or None when the
     episode cannot be judged (an engine failure, no gradable answer)."""
 
-    def __init__(self, renderer: ChatRenderer, gconfig: Any, request_type: type, board: Board,
-                 *, algo: ParaGRPOConfig | None = None, context: Context | None = None,
-                 end_ids: Sequence[int] = (), max_len: int = 32768, video_root: str | None = None,
-                 processor: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        renderer: ChatRenderer,
+        gconfig: Any,
+        request_type: type,
+        board: Board,
+        *,
+        algo: ParaGRPOConfig | None = None,
+        context: Context | None = None,
+        end_ids: Sequence[int] = (),
+        max_len: int = 32768,
+        video_root: str | None = None,
+        processor: Any = None,
+    ) -> None:
         self.renderer, self.gconfig, self.request_type = renderer, gconfig, request_type
         self.board, self.algo = board, algo or ParaGRPOConfig()
         self.context, self.end_ids, self.max_len = context or Context(), list(end_ids), max_len
@@ -160,16 +179,23 @@ class ParaVTEngineWorkflow:
     async def arun_episode(self, engine: Any, data: dict[str, Any]) -> dict | None:
         prompt = RLPrompt.from_data(data, self.video_root)
         context = self.algo.rollout_context(prompt.id, epoch=prompt.epoch, base=self.context)
-        backend = EngineBackend(engine, self.gconfig, self.request_type,
-                                self.renderer.tokenizer, self.processor)  # fmt: skip
-        model = PolicyChatModel(self.renderer, backend, end_ids=self.end_ids,
-                                max_len=self.max_len, name="areal")  # fmt: skip
-        with bound(model):
-            result = await run_question(
-                shared_graph(self.board), self.board, video_path=prompt.video,
-                question=prompt.question, options=prompt.options, kind=prompt.kind,
-                prompt=prompt.prompt, context=context,
-            )  # fmt: skip
+        backend = EngineBackend(
+            engine, self.gconfig, self.request_type, self.renderer.tokenizer, self.processor
+        )
+        model = PolicyChatModel(
+            self.renderer, backend, end_ids=self.end_ids, max_len=self.max_len, name="areal"
+        )
+        result = await run_question(
+            shared_graph(self.board),
+            self.board,
+            video_path=prompt.video,
+            question=prompt.question,
+            options=prompt.options,
+            kind=prompt.kind,
+            prompt=prompt.prompt,
+            system=prompt.system,
+            context=RunContext.of(context, model),
+        )
         t = build_trajectory(prompt, 0, context, result.trace, model)
         t.parts = trace_reward(t.trace, target=prompt.target, settings=self.algo.reward_settings())
         if t.trace["status"] == "failed" or not t.turns:
@@ -178,11 +204,15 @@ class ParaVTEngineWorkflow:
         rows = episode_rows(t, subagents=self.algo.train_subagents, pad_id=pad)
         versions = row_versions(rows, t, backend.versions)
         image_token = self.renderer.image_token_id
-        return pad_samples([row_sample(r, v, t.parts.total, image_token)
-                            for r, v in zip(rows, versions, strict=True)])  # fmt: skip
+        return pad_samples(
+            [
+                row_sample(r, v, t.parts.total, image_token)
+                for r, v in zip(rows, versions, strict=True)
+            ]
+        )
 
 
-WORKFLOW = "training.areal_engine.ParaVTRolloutWorkflow"
+WORKFLOW = "training.areal.engine.ParaVTRolloutWorkflow"
 """The import path AReaL's rollout workers resolve and build with ``workflow_kwargs``."""
 
 
@@ -191,21 +221,29 @@ def from_kwargs(cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
     values (model paths, AReaL's gconfig, the config's ``paravt`` block)."""
     from transformers import AutoConfig, AutoImageProcessor, AutoTokenizer
 
-    from training.areal_workflow import grpo_config, worker_board_path
+    from training.areal.workflow import grpo_config, worker_board_path
 
     model = kwargs["tokenizer"]
     tokenizer = AutoTokenizer.from_pretrained(model)
-    renderer = ChatRenderer(tokenizer, AutoImageProcessor.from_pretrained(model),
-                            AutoConfig.from_pretrained(model).image_token_id)  # fmt: skip
+    renderer = ChatRenderer(
+        tokenizer,
+        AutoImageProcessor.from_pretrained(model),
+        AutoConfig.from_pretrained(model).image_token_id,
+    )
     end_ids = [tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>")]
     board = kwargs.get("board_path") or worker_board_path()
     return {
-        "renderer": renderer, "gconfig": kwargs["gconfig"], "request_type": cls.request_type,
-        "board": Board(board), "algo": grpo_config(kwargs.get("grpo") or {}),
-        "context": Context(**(kwargs.get("context") or {})), "end_ids": end_ids,
-        "max_len": int(kwargs.get("max_len") or 32768), "video_root": kwargs.get("video_root"),
+        "renderer": renderer,
+        "gconfig": kwargs["gconfig"],
+        "request_type": cls.request_type,
+        "board": Board(board),
+        "algo": grpo_config(kwargs.get("grpo") or {}),
+        "context": Context(**(kwargs.get("context") or {})),
+        "end_ids": end_ids,
+        "max_len": int(kwargs.get("max_len") or 32768),
+        "video_root": kwargs.get("video_root"),
         "processor": processor_of(kwargs.get("processor") or model),
-    }  # fmt: skip
+    }
 
 
 def processor_of(value: Any) -> Any:
