@@ -18,8 +18,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from agents import benchmark, video
-from agents.completion import EndpointError
+from agents import benchmark
+from agents.client.completion import EndpointError
+from agents.media import video
 from agents.protocol import THINK_PREFIX
 from agents.question_rules import check_question
 from agents.synthetic import QAItem, read_manifest

@@ -56,7 +56,7 @@ class Setting:
     """What the main agent is told about its tools and its media."""
 
     calls_per_turn: int  # crop_video calls served per turn (0: no tools)
-    media: str = "video"  # agents.video.VideoInfo.codec: "image" and "pages" are still media
+    media: str = "video"  # agents.media.video.VideoInfo.codec: "image" and "pages" are still media
     answer_now: bool = False  # no tool turns at all: the first turn must answer
 
     @classmethod

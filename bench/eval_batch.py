@@ -49,8 +49,8 @@ def peak_rss_mb() -> float:
 
 
 async def child(args: argparse.Namespace) -> dict:
-    from agents import frame_store
-    from agents.llm import OpenAIChatModel
+    from agents.client.llm import OpenAIChatModel
+    from agents.media import frame_store
     from evals.runner import evaluate
     from evals.spec import EvalSpec
     from evals.tasks import get_task

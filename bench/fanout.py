@@ -29,8 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents import frame_store  # noqa: E402
-from agents.llm import OpenAIChatModel  # noqa: E402
+from agents.client.llm import OpenAIChatModel  # noqa: E402
+from agents.media import frame_store  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
 from graphs import event_loop  # noqa: E402
 from graphs.board import Board  # noqa: E402

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-from agents.llm import OpenAIChatModel  # noqa: E402
+from agents.client.llm import OpenAIChatModel  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
 from graphs.board import Board  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402

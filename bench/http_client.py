@@ -1,6 +1,6 @@
 """Client CPU per request of the two HTTP libraries the chat client can run on, side by side.
 
-httpx (httpcore 1) and httpx2 (httpcore2, the default: agents/transport.py) each send the
+httpx (httpcore 1) and httpx2 (httpcore2, the default: agents/client/transport.py) each send the
 same small chat request to `serving.scripted` in its own process, N at a time, alternating
 rounds; the figure is this process's CPU time per request (the server's is not in it).
 

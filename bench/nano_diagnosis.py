@@ -12,7 +12,8 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from agents import benchmark, frame_store
+from agents import benchmark
+from agents.media import frame_store
 from agents.protocol import render_turn
 from agents.scoring.accuracy import accuracy_reward
 from agents.synthetic import read_manifest

@@ -28,7 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents.llm import OpenAIChatModel  # noqa: E402
+from agents.client.llm import OpenAIChatModel  # noqa: E402
 from bench.nano_diagnosis import diagnose  # noqa: E402
 from evals.runner import evaluate  # noqa: E402
 from evals.spec import EvalSpec  # noqa: E402

@@ -34,10 +34,10 @@ sys.path.insert(0, str(ROOT))
 import httpx2  # noqa: E402
 from rich.console import Console  # noqa: E402
 
-from agents.llm import OpenAIChatModel  # noqa: E402
+from agents.client.llm import OpenAIChatModel  # noqa: E402
+from agents.client.transport import default_http_client  # noqa: E402
 from agents.protocol import THINK_PREFIX  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
-from agents.transport import default_http_client  # noqa: E402
 from graphs import event_loop  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
 from graphs.context import Context  # noqa: E402

@@ -1,6 +1,6 @@
 """Past one machine, measured: endpoint fleets, PostgreSQL board writes, per-turn overhead.
 
-1. Eval throughput with 4 endpoints against 1 (`--endpoint` repeated, agents/fleet.py): the
+1. Eval throughput with 4 endpoints against 1 (`--endpoint` repeated, agents/client/fleet.py): the
    needle task (48 samples, a crop then an answer: 3 requests each) at concurrency 16 against
    `serving.scripted` processes of the same latency and capacity (each answers 2 requests at
    once, as a GPU server's batch is full; the rest wait). Frames are decoded by an untimed
@@ -95,7 +95,7 @@ async def evaluate_over(urls: list[str], data: Path, out: Path, tag: str) -> dic
 
 
 def fleet_throughput(work: Path) -> dict:
-    from agents import frame_store
+    from agents.media import frame_store
     from evals.tasks.needle import load
 
     data = work / "data"

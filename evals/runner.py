@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents import frame_store, video
-from agents.completion import ChatModel, Completion
-from agents.decode_pool import decode_processes
+from agents.client.completion import ChatModel, Completion
+from agents.media import frame_store, video
+from agents.media.decode_pool import decode_processes
+from agents.media.sampling import overview_times
+from agents.media.video import VideoError
 from agents.protocols import get_protocol
 from agents.question_rules import QuestionRefused
 from agents.requests import ModelRequest
-from agents.sampling import overview_times
 from agents.scoring.extract import extract_answer
-from agents.video import VideoError
 from evals.costs import sample_cost, sum_costs
 from evals.lmms_layout import write_lmms_eval_files
 from evals.records import SampleLog, record_problem, sample_to_json, write_json_atomic

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.completion import ChatModel
+from agents.client.completion import ChatModel
 from evals import pareto
 from evals.compare import compare_runs
 from evals.records import write_json_atomic

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.completion import ChatModel
+from agents.client.completion import ChatModel
 from evals.records import SampleLog, write_json_atomic
 from evals.runner import EvalOutcome, evaluate
 from evals.spec import EvalSpec

@@ -23,7 +23,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from agents.completion import ChatModel
+from agents.client.completion import ChatModel
 from graphs.admission import MediaRoots
 from graphs.board_base import BoardStore
 from graphs.context import Context

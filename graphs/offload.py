@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from agents import video
+from agents.media import video
 from agents.requests import ModelRequest
 from graphs import event_loop
 from graphs.board_base import BoardStore

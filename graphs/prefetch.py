@@ -15,7 +15,7 @@ import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 
-from agents import frame_store
+from agents.media import frame_store
 from agents.protocol import parse
 from agents.sub_turn import Window, window_frames
 from agents.tools import ToolArgumentError, validate_crop

@@ -95,7 +95,7 @@ def fit_context(
 
 async def served_regime(llm: Any) -> dict[str, Any] | None:
     """The ``regime`` in the served model's GET /models entry, asked through ``llm`` (an
-    `agents.llm.OpenAIChatModel`: retried, with its key); None when the server records none
+    `agents.client.llm.OpenAIChatModel`: retried, with its key); None when the server records none
     or the client cannot list models. An endpoint that fails raises EndpointError."""
     entry_of = getattr(llm, "served_entry", None)
     if entry_of is None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
-from agents.completion import EndpointError
+from agents.client.completion import EndpointError
 from agents.question_rules import check_question
 from graphs import offload, owners
 from graphs.board_base import BoardStore
@@ -73,7 +73,7 @@ async def run_question(
     """Run (or resume, if `thread_id` has an unfinished checkpoint) one question.
 
     A question that cannot be asked raises `agents.question_rules.QuestionRefused`, a missing
-    or unreadable video `agents.video.VideoError`, before anything starts; so does a thread
+    or unreadable video `agents.media.video.VideoError`, before anything starts; so does a thread
     id whose run asked something else (`graphs.resume.ThreadMismatch`), unless `new_thread`
     starts that thread over. An endpoint that still fails after retries returns a `failed`
     result, with the partial trace stored on the board; rerunning with the same thread id

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
-from agents.fleet import EndpointFleet
-from agents.llm import OpenAIChatModel
-from agents.redact import Redactor, redact_url, url_secrets
+from agents.client.fleet import EndpointFleet
+from agents.client.llm import OpenAIChatModel
+from agents.client.redact import Redactor, redact_url, url_secrets
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:30000/v1"
 #: Settings-file and environment names whose values are credentials wherever they sit.
@@ -21,7 +21,7 @@ _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.I
 @dataclass(frozen=True)
 class Settings:
     endpoint: str = DEFAULT_ENDPOINT  # the first (or only) endpoint
-    more_endpoints: tuple[str, ...] = ()  # replicas of the same model (agents.fleet)
+    more_endpoints: tuple[str, ...] = ()  # replicas of the same model (agents.client.fleet)
     api_key: str = field(default="EMPTY", repr=False)
     model: str | None = None
     request_timeout: float = 120.0
@@ -51,7 +51,7 @@ class Settings:
 
     @property
     def redact(self) -> Redactor:
-        """Masks every credential these settings know of (`agents.redact`)."""
+        """Masks every credential these settings know of (`agents.client.redact`)."""
         urls = (self.endpoint, *self.more_endpoints, self.database_url or "")
         return Redactor(
             [self.api_key, *(s for url in urls for s in url_secrets(url)), *self.secrets]

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypedDict
 
-from agents.completion import Completion
+from agents.client.completion import Completion
 from agents.requests import ModelRequest
 from graphs.context import Context, settings_of
 from graphs.state import CallRecord, ModelCall, ToolResult

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.stills import IMAGE_EXTENSIONS
+from agents.media.stills import IMAGE_EXTENSIONS
 
 AUDIO_EXTENSIONS = (".wav", ".mp3", ".m4a", ".aac", ".flac", ".ogg", ".opus")
 

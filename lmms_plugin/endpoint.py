@@ -9,7 +9,7 @@ import logging
 
 import httpx
 
-from agents.completion import MalformedResponse, first_model_id
+from agents.client.completion import MalformedResponse, first_model_id
 from lmms_plugin.model_args import PluginArgs
 from serving.checkpoints import NANO_DIR, default_checkpoint
 from serving.launch import local_server

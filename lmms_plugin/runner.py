@@ -23,13 +23,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents import frame_store
-from agents.completion import EndpointError
-from agents.decode_pool import decode_processes
+from agents.client.completion import EndpointError
+from agents.media import frame_store
+from agents.media.decode_pool import decode_processes
+from agents.media.stills import is_image_path
+from agents.media.video import VideoError
 from agents.protocol import PARSER_VERSION
 from agents.protocols import get_protocol
-from agents.stills import is_image_path
-from agents.video import VideoError
 from evals.records import SampleLog
 from evals.runner import RequestLimit
 from graphs.board import Board

@@ -18,9 +18,9 @@ import yaml
 import training.areal.launch as launch
 import training.areal.workflow as aw
 import training.questions as questions
-from agents.completion import Completion, Usage
+from agents.client.completion import Completion, Usage
+from agents.media.video import VideoError
 from agents.protocol import THINK_PREFIX
-from agents.video import VideoError
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.run import run_question

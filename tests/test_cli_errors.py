@@ -11,7 +11,7 @@ import os
 import pytest
 
 import app
-from agents import video
+from agents.media import video
 from graphs.board import Board
 from serving.launch import free_port
 from serving.scripted import Reply, ScriptedServer

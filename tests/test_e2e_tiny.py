@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agents.completion import ChatModel
-from agents.llm import OpenAIChatModel
+from agents.client.completion import ChatModel
+from agents.client.llm import OpenAIChatModel
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.run import run_question

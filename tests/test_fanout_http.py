@@ -7,7 +7,7 @@ import time
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agents.llm import OpenAIChatModel
+from agents.client.llm import OpenAIChatModel
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.run import run_question

@@ -1,4 +1,4 @@
-"""Several endpoints as one model (agents.fleet): least in flight first, failover to another
+"""Several endpoints as one model (agents.client.fleet): least in flight first, failover to another
 replica, a dead replica rested, a refused request not sent again; real HTTP throughout."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 
-from agents.completion import EndpointError
-from agents.fleet import EndpointFleet
-from agents.llm import OpenAIChatModel
+from agents.client.completion import EndpointError
+from agents.client.fleet import EndpointFleet
+from agents.client.llm import OpenAIChatModel
 from agents.requests import ModelRequest
 from graphs.settings import Settings
 from serving.launch import free_port

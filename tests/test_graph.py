@@ -7,7 +7,7 @@ import json
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agents.video import VideoError
+from agents.media.video import VideoError
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.run import run_question

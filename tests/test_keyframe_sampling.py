@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agents import prompts, video
+from agents import prompts
+from agents.media import video
 from app import build_parser
 from graphs.builder import compile_graph
 from graphs.context import Context, context_from_args

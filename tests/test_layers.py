@@ -26,11 +26,11 @@ ALLOWED = {
 }
 
 # Third-party modules with a single owner (none for openai: the client speaks plain HTTP through
-# agents/transport.py; the official SDK is a dev dependency, for tests of the servers).
+# agents/client/transport.py; the official SDK is a dev dependency, for tests of the servers).
 OWNERS = {
     "openai": set(),
-    "av": {"agents/video.py", "agents/video_probe.py"},  # decoding, and what a file is
-    "decord": {"agents/video.py"},
+    "av": {"agents/media/video.py", "agents/media/video_probe.py"},  # decoding, and what a file is
+    "decord": {"agents/media/video.py"},
     "sqlite_utils": {"graphs/board.py"},
     # the board and checkpoints in PostgreSQL: the driver, its pool, LangGraph's saver
     "psycopg": {"graphs/postgres/"},

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agents import benchmark, frame_store
+from agents import benchmark
+from agents.media import frame_store
 from agents.protocol import parse
 from agents.scoring.text import normalize_answer
 from agents.synthetic import Needle, QAItem, SyntheticVideo

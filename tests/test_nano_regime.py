@@ -10,8 +10,8 @@ from dataclasses import fields
 import pytest
 from starlette.testclient import TestClient
 
-from agents.completion import EndpointError
-from agents.llm import OpenAIChatModel
+from agents.client.completion import EndpointError
+from agents.client.llm import OpenAIChatModel
 from graphs import regime as graph_regime
 from graphs.context import Context
 from graphs.regime import fit_context, served_context

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from agents.llm import OpenAIChatModel
+from agents.client.llm import OpenAIChatModel
 from evals.runner import evaluate
 from evals.spec import EvalSpec
 from evals.tasks import get_task

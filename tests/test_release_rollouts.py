@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from agents.llm import OpenAIChatModel
+from agents.client.llm import OpenAIChatModel
 from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.context import Context

@@ -7,7 +7,7 @@ from dataclasses import asdict
 
 import pytest
 
-from agents.llm import OpenAIChatModel
+from agents.client.llm import OpenAIChatModel
 from evals.compare import compare_runs
 from evals.run_labels import label_runs
 from evals.runner import EvalRefused, evaluate

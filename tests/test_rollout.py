@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from agents import prompts  # noqa: E402
-from agents.completion import EndpointError  # noqa: E402
+from agents.client.completion import EndpointError  # noqa: E402
 from agents.protocol import THINK_PREFIX  # noqa: E402
 from agents.requests import ModelRequest, SamplingParams  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402

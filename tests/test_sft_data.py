@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
 from agents import prompts  # noqa: E402
-from agents.video import VideoError  # noqa: E402
+from agents.media.video import VideoError  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
 from graphs.context import Context  # noqa: E402
 from graphs.run import run_question  # noqa: E402

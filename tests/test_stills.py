@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agents import stills, video
-from agents.video import VideoError
+from agents.media import stills, video
+from agents.media.video import VideoError
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.run import run_question

@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from agents.completion import EndpointError, Usage
-from agents.llm import OpenAIChatModel
+from agents.client.completion import EndpointError, Usage
+from agents.client.llm import OpenAIChatModel
 from agents.requests import ModelRequest, SamplingParams
 from serving.scripted import CALLER, Reply, ScriptedServer
 from serving.sse import words

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.completion import completion_from_body
-from agents.llm import OpenAIChatModel
+from agents.client.completion import completion_from_body
+from agents.client.llm import OpenAIChatModel
 from agents.requests import ModelRequest, SamplingParams
 from serving.scripted import Reply, ScriptedServer
 

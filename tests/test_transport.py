@@ -6,8 +6,8 @@ import httpx
 import httpx2
 import pytest
 
-from agents.endpoint_errors import server_message
-from agents.transport import StatusError, Transport
+from agents.client.endpoint_errors import server_message
+from agents.client.transport import StatusError, Transport
 from serving.scripted import Reply, ScriptedServer
 
 

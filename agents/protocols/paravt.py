@@ -14,13 +14,13 @@ from typing import Any
 
 from agents import prompts
 from agents.main_turn import Ask, Setting, Step, main_request
+from agents.media.sampling import overview_times
+from agents.media.video_probe import VideoInfo
 from agents.protocol import THINK_PREFIX, ParsedTurn, ToolCall
 from agents.protocols.base import PlannedCall, Protocol, Settings, Turn
 from agents.requests import ModelRequest, SamplingParams
-from agents.sampling import overview_times
 from agents.sub_turn import Window, subagent_request, window_frames
 from agents.tools import ToolArgumentError, validate_crop
-from agents.video_probe import VideoInfo
 
 
 class ParavtProtocol(Protocol):

@@ -7,8 +7,8 @@ import asyncio
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from agents import video
-from agents.completion import ChatModel
+from agents.client.completion import ChatModel
+from agents.media import video
 from agents.protocol import parse, with_prefix
 from agents.protocols import EpisodeError, get_protocol
 from graphs.calls import call_records

@@ -10,11 +10,12 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from agents import prompts, video
-from agents.completion import ChatModel
+from agents import prompts
+from agents.client.completion import ChatModel
+from agents.media import video
+from agents.media.sampling import overview_times
 from agents.protocols import get_protocol
 from agents.question_rules import QuestionRefused
-from agents.sampling import overview_times
 from graphs import offload
 from graphs.admission import MediaRefused, MediaRoots
 from graphs.asking import humans, next_question

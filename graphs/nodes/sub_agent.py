@@ -9,8 +9,8 @@ from typing import Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
-from agents import frame_store, video
-from agents.completion import ChatModel
+from agents.client.completion import ChatModel
+from agents.media import frame_store, video
 from agents.protocols import get_protocol
 from agents.sub_turn import Window, readable_notes
 from graphs.board_base import BoardStore

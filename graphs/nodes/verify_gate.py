@@ -9,7 +9,7 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from agents import prompts
-from agents.completion import ChatModel
+from agents.client.completion import ChatModel
 from agents.sub_turn import Window, verifier_request
 from agents.verify import parse_verdict
 from graphs.board_base import BoardStore

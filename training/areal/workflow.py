@@ -42,8 +42,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from agents.completion import ChatModel, Completion
-from agents.llm import OpenAIChatModel
+from agents.client.completion import ChatModel, Completion
+from agents.client.llm import OpenAIChatModel
 from agents.requests import ModelRequest
 from graphs.board import Board
 from graphs.context import Context, RunContext

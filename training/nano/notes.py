@@ -8,7 +8,7 @@ These rows keep only what the lookup reads: the question block, the tool respons
 as the graph renders them, and the oracle's last turn; about 130 tokens, no images. They are
 made from the benchmark's plans (``agents.benchmark.plan``) of train-split seeds, without
 rendering a video: each window's frame times follow the graph's own sampling rule
-(``agents.sampling.window_timestamps``, then the nearest frame, half up, as the decoder
+(``agents.media.sampling.window_timestamps``, then the nearest frame, half up, as the decoder
 picks it). They are mixed with the full rows all through SFT, never used alone.
 """
 
@@ -19,8 +19,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from agents import benchmark, prompts
+from agents.media.sampling import window_timestamps
 from agents.protocol import render_tool_responses, render_turn
-from agents.sampling import window_timestamps
 from agents.synthetic import QAItem, SyntheticVideo
 from training.nano.oracle import WINDOWS, reasoning, sightings, window_note
 

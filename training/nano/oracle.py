@@ -49,7 +49,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from agents import benchmark
-from agents.completion import Completion, Usage
+from agents.client.completion import Completion, Usage
 from agents.protocol import TOOL_NAME, render_turn
 from agents.requests import ModelRequest
 from agents.synthetic import QAItem, SyntheticVideo

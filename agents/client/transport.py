@@ -1,9 +1,10 @@
 """HTTP to an OpenAI-compatible endpoint: one request, its status checked, nothing more.
 
-The client sends a chat request as bytes made once (`agents.wire_json`) and reads the body
-itself (`agents.completion`, `agents.chunks`), so it needs no SDK between it and the HTTP
-library: an SDK's per-request option models, header merging and URL building cost about 1 ms
-of CPU a request, on the event loop, on every sub-agent call. Retrying is `agents.retries`'.
+The client sends a chat request as bytes made once (`agents.client.wire_json`) and reads the
+body itself (`agents.client.completion`, `agents.client.chunks`), so it needs no SDK between
+it and the HTTP library: an SDK's per-request option models, header merging and URL building
+cost about 1 ms of CPU a request, on the event loop, on every sub-agent call. Retrying is
+`agents.client.retries`'.
 
 The default client is httpx2's (httpx's successor, as openai 3 uses): httpcore 1's connection
 pool rescans every connection for each request it assigns, 3.4 ms of client CPU a request at
@@ -19,8 +20,8 @@ from typing import Any
 import httpx
 import httpx2
 
-from agents.redact import without_userinfo
-from agents.tls import tls_context
+from agents.client.redact import without_userinfo
+from agents.client.tls import tls_context
 
 TIMEOUTS = (httpx2.TimeoutException, httpx.TimeoutException)
 REQUEST_ERRORS = (httpx2.RequestError, httpx.RequestError)  # timeouts are request errors too

@@ -75,7 +75,7 @@ def url_secrets(url: str) -> list[str]:
 
 def without_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
     """(``url`` without its user and password, (user, password) or None), percent-decoded
-    as HTTP clients read them (`agents.transport` sends them as Basic auth, never in the URL
+    as HTTP clients read them (`agents.client.transport` sends them as Basic auth, never in the URL
     it logs)."""
     parts = urlsplit(url)
     if "@" not in parts.netloc:

@@ -20,9 +20,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from agents.completion import ChatModel, Completion, EndpointError, TextSink
+from agents.client.completion import ChatModel, Completion, EndpointError, TextSink
+from agents.client.retries import RETRYABLE_STATUS
 from agents.requests import ModelRequest
-from agents.retries import RETRYABLE_STATUS
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The chat-model contract: sampling parameters, completions, usage, and endpoint failures.
 
-Graph nodes, fakes, recording clients and `agents.llm.OpenAIChatModel` all speak it; nothing
+Graph nodes, fakes, recording clients and `agents.client.llm.OpenAIChatModel` all speak it; nothing
 here talks HTTP.
 """
 

@@ -1,8 +1,8 @@
 """The frame sets prompts send: each decoded once per (file version, times, budget), kept in
 memory (LRU) and optionally on disk, and sent as JPEG data URLs.
 
-`agents.video` decodes; this module decides when. `DECODE_POOL` (set by
-`agents.decode_pool.decode_processes`) sends the decodes to worker processes instead.
+`agents.media.video` decodes; this module decides when. `DECODE_POOL` (set by
+`agents.media.decode_pool.decode_processes`) sends the decodes to worker processes instead.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from agents.frame_cache import FrameCache
-from agents.video import Frame, decode_frames, resolve
+from agents.media.frame_cache import FrameCache
+from agents.media.video import Frame, decode_frames, resolve
 
-DECODE_POOL: Any = None  # worker processes that decode instead (agents.decode_pool)
+DECODE_POOL: Any = None  # worker processes that decode instead (agents.media.decode_pool)
 FRAME_CACHE = FrameCache(max_entries=256, disk_dir=os.environ.get("PARAVT_FRAME_CACHE"))
 
 
@@ -31,7 +31,7 @@ def encode_frames(
 
     Keyed by resolved path, mtime and size; `FRAME_CACHE.set_disk_dir(...)` (or the
     PARAVT_FRAME_CACHE variable) keeps the frames across processes and reruns. `look` is an
-    exact (width, height) and encoding (`agents.frame_encoding`) instead of the pixel budget.
+    exact (width, height) and encoding (`agents.media.frame_encoding`) instead of the pixel budget.
     """
     p, times, band, key = _frames_key(path, timestamps, max_pixels, region, sampling, look)
     options = {"size": look[0], "encoding": look[1]} if look else {}
@@ -97,7 +97,7 @@ def _load_frames(entry) -> tuple[Frame, ...]:
 def data_url(frame: Frame) -> str:
     """A frame as an OpenAI-style image_url data URL (made once per frame: a cached frame is
     sent in every request that shows it, and the same string lets the body's JSON encoder
-    reuse its encoding, ``agents.wire_json``)."""
+    reuse its encoding, ``agents.client.wire_json``)."""
     url = frame.__dict__.get("_data_url")
     if url is None:
         kind = "png" if frame.jpeg.startswith(b"\x89PNG") else "jpeg"  # qwen-png frames

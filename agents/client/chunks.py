@@ -1,7 +1,7 @@
 """Reassemble a streamed chat completion from its server-sent ``chat.completion.chunk`` events.
 
 `read_chunks` turns the event stream into the ``chat.completion`` body a non-streamed request
-would have returned, so `agents.completion.completion_from_body` reads both the same way.
+would have returned, so `agents.client.completion.completion_from_body` reads both the same way.
 Nothing here talks HTTP: it reads lines, as an HTTP response yields them.
 """
 
@@ -11,7 +11,7 @@ import json
 from collections.abc import AsyncIterable
 from typing import Any
 
-from agents.completion import MalformedResponse, TextSink
+from agents.client.completion import MalformedResponse, TextSink
 
 DONE = "[DONE]"
 

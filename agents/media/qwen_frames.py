@@ -4,7 +4,7 @@ window gives, and the size each frame is resized to.
 The ParaVT release samples every frame it sends through qwen-vl-utils, and so do Qwen-VL
 servers fed a video. That library imports torchvision at module level, which cannot load
 against the CPU torch these machines carry, so its rules are restated here as arithmetic on
-a video's frame count and frame rate, fed by the decoder the project trusts (`agents.video`).
+a video's frame count and frame rate, fed by the decoder the project trusts (`agents.media.video`).
 `tests/data/parity/qwen_frames.json` holds the library's own outputs over many video sizes,
 durations, frame rates, windows and pixel budgets (recorded with the library itself, see
 `tests/parity/record_qwen_frames.py`); `tests/agents/test_qwen_frames.py` holds this module

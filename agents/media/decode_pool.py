@@ -7,7 +7,7 @@ it; only the JPEGs come back (`bench/eval_throughput.py`). The frame cache stays
 calling process, so each frame set is still made once.
 
     with decode_processes(1):
-        ...  # every agents.frame_store.encode_frames decode goes to the worker
+        ...  # every agents.media.frame_store.encode_frames decode goes to the worker
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any
 
-from agents import frame_store, video
+from agents.media import frame_store, video
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ def default_workers() -> int:
 
 
 class DecodePool:
-    """A process pool that runs `agents.video.decode_frames`; a pool broken by a dead
+    """A process pool that runs `agents.media.video.decode_frames`; a pool broken by a dead
     worker is replaced, and a file that kills the decoder twice is a VideoError."""
 
     def __init__(self, workers: int) -> None:
@@ -47,7 +47,7 @@ class DecodePool:
         # forkserver: a fork of this process would copy its threads' locks mid-use, and
         # spawn would import the caller's main module again in every worker
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["agents.decode_pool"])
+        context.set_forkserver_preload(["agents.media.decode_pool"])
         return ProcessPoolExecutor(
             self.workers, mp_context=context, initializer=_exit_with, initargs=(os.getpid(),)
         )
@@ -105,7 +105,7 @@ def _exit_with(owner: int) -> None:
 
 @contextmanager
 def decode_processes(workers: int | None = None) -> Iterator[DecodePool]:
-    """Send every frame decode of `agents.frame_store.encode_frames` to worker processes."""
+    """Send every frame decode of `agents.media.frame_store.encode_frames` to worker processes."""
     pool = DecodePool(workers or default_workers())
     previous, frame_store.DECODE_POOL = frame_store.DECODE_POOL, pool
     try:

@@ -5,7 +5,7 @@ Graph nodes depend on the `ChatModel` protocol; `OpenAIChatModel` implements it 
 and the HTTP client are injectable, so a training engine's proxy can stand in for the server.
 
 Transient failures (connection errors, timeouts, HTTP 408/429/5xx, malformed bodies, a
-stream that breaks off) are retried with exponential backoff and jitter (`agents.retries`);
+stream that breaks off) are retried with exponential backoff and jitter (`agents.client.retries`);
 everything else, and whatever still fails after the retries, raises `EndpointError`. An
 infrastructure failure is never turned into an answer.
 """
@@ -23,9 +23,9 @@ from typing import Any
 import httpx
 import httpx2
 
-from agents.asked_once import AskedOnce
-from agents.chunks import StreamState, read_chunks
-from agents.completion import (
+from agents.client.asked_once import AskedOnce
+from agents.client.chunks import StreamState, read_chunks
+from agents.client.completion import (
     ChatModel,
     Completion,
     EndpointError,
@@ -36,13 +36,13 @@ from agents.completion import (
     decode_json_object,
     first_model_id,
 )
-from agents.endpoint_errors import connection_detail, retry_after_s, server_message
-from agents.redact import Redactor, redact_url, url_secrets, without_userinfo
+from agents.client.endpoint_errors import connection_detail, retry_after_s, server_message
+from agents.client.redact import Redactor, redact_url, url_secrets, without_userinfo
+from agents.client.retries import STREAM_HINT, BrokenStream, Failure, Retries
+from agents.client.template_probe import template_opens
+from agents.client.transport import REQUEST_ERRORS, TIMEOUTS, StatusError, Transport
+from agents.client.wire_json import body_bytes
 from agents.requests import ModelRequest, SamplingParams
-from agents.retries import STREAM_HINT, BrokenStream, Failure, Retries
-from agents.template_probe import template_opens
-from agents.transport import REQUEST_ERRORS, TIMEOUTS, StatusError, Transport
-from agents.wire_json import body_bytes
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ class OpenAIChatModel:
         whole_body = not streams  # True once an answer came as one JSON body
 
         async def attempt() -> dict[str, Any]:
-            # the body goes as bytes (agents.wire_json), its frames' JSON made once
+            # the body goes as bytes (agents.client.wire_json), its frames' JSON made once
             raw = await self._http.send(
                 "POST", "/chat/completions", content=body_bytes(body), headers=headers
             )

@@ -1,6 +1,6 @@
 """What a video file is: its path resolved, its container opened, and its duration, frame rate,
-size and codec probed, cached per file version (`agents.video` decodes its frames; images
-and decks of pages go through `agents.stills`)."""
+size and codec probed, cached per file version (`agents.media.video` decodes its frames; images
+and decks of pages go through `agents.media.stills`)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import av
 
-from agents import stills
-from agents.sampling import timestamp_text
+from agents.media import stills
+from agents.media.sampling import timestamp_text
 
 REENCODE_HINT = "re-encode with `ffmpeg -i in.mp4 -c:v libx264 out.mp4`"
 DOWNLOAD_HINT = "check the file was fully downloaded"

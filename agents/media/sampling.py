@@ -1,6 +1,6 @@
 """Frame sampling rules, shared by the graph, evals and training: which times, what size.
 
-Pure arithmetic on seconds and pixels; decoding is agents.video's job.
+Pure arithmetic on seconds and pixels; decoding is agents.media.video's job.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from agents.image_header import image_size
+from agents.media.image_header import image_size
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
 IMAGE, PAGES = "image", "pages"  # VideoInfo.codec of still media

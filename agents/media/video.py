@@ -1,6 +1,6 @@
 """Timestamped JPEG frames and the sampling rules that pick their times: the module that
-decodes video (`agents.video_probe` says what a file is; `agents.frame_store` keeps the encoded
-sets a prompt sends)."""
+decodes video (`agents.media.video_probe` says what a file is; `agents.media.frame_store`
+keeps the encoded sets a prompt sends)."""
 
 from __future__ import annotations
 
@@ -16,23 +16,23 @@ from pathlib import Path
 
 import av
 
-from agents import stills
-from agents.frame_encoding import ENCODINGS, Encoder, encode_bgr
-from agents.sampling import fit_pixels, nearest_time
+from agents.media import stills
+from agents.media.frame_encoding import ENCODINGS, Encoder, encode_bgr
+from agents.media.sampling import fit_pixels, nearest_time
 
 # Re-exported: callers probe, sample and decode through one module.
-from agents.sampling import overview_timestamps as overview_timestamps
-from agents.sampling import timestamp_text as timestamp_text
-from agents.sampling import window_timestamps as window_timestamps
-from agents.video_probe import DOWNLOAD_HINT as DOWNLOAD_HINT
-from agents.video_probe import REENCODE_HINT as REENCODE_HINT
-from agents.video_probe import VideoError as VideoError
-from agents.video_probe import VideoInfo as VideoInfo
-from agents.video_probe import frame_label as frame_label
-from agents.video_probe import is_still as is_still
-from agents.video_probe import open_container, probe, start_seconds, video_stream
-from agents.video_probe import probed as probed
-from agents.video_probe import resolve as resolve
+from agents.media.sampling import overview_timestamps as overview_timestamps
+from agents.media.sampling import timestamp_text as timestamp_text
+from agents.media.sampling import window_timestamps as window_timestamps
+from agents.media.video_probe import DOWNLOAD_HINT as DOWNLOAD_HINT
+from agents.media.video_probe import REENCODE_HINT as REENCODE_HINT
+from agents.media.video_probe import VideoError as VideoError
+from agents.media.video_probe import VideoInfo as VideoInfo
+from agents.media.video_probe import frame_label as frame_label
+from agents.media.video_probe import is_still as is_still
+from agents.media.video_probe import open_container, probe, start_seconds, video_stream
+from agents.media.video_probe import probed as probed
+from agents.media.video_probe import resolve as resolve
 
 log = logging.getLogger(__name__)
 
@@ -261,11 +261,12 @@ def decode_frames(
 ) -> list[Frame]:
     """Decode the frame nearest each timestamp (s), resized to max_pixels, in request order.
 
-    `region` (start, end) selects a band of a still image's height (see agents.stills).
+    `region` (start, end) selects a band of a still image's height (see agents.media.stills).
     `sampling="keyframe"` decodes the keyframe nearest each time instead (pyav only): far
     less work on long videos; each Frame's `timestamp` is the keyframe's real time.
     `size` (width, height) replaces the max_pixels fit, and `encoding` names how frames are
-    resized and encoded (`agents.frame_encoding`: "qwen" is qwen-vl-utils' bicubic and PIL JPEG).
+    resized and encoded (`agents.media.frame_encoding`: "qwen" is qwen-vl-utils' bicubic and
+    PIL JPEG).
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown video backend {backend!r}; use one of {BACKENDS}")

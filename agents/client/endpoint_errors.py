@@ -1,6 +1,6 @@
 """What an endpoint failure means to a user: a hint per HTTP status, the server's own message,
-the most specific connection error, and the server's Retry-After (``agents.llm`` and
-``agents.retries`` use them).
+the most specific connection error, and the server's Retry-After (``agents.client.llm`` and
+``agents.client.retries`` use them).
 
 Nothing here sends a request: it reads the response or exception it is given.
 """

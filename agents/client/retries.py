@@ -1,15 +1,15 @@
 """Retrying an endpoint's calls: which failures are transient, how long to wait between tries,
-and the one message a user reads when the tries run out (``agents.llm`` makes the calls).
+and the one message a user reads when the tries run out (``agents.client.llm`` makes the calls).
 
 Transient: connection errors, timeouts, HTTP 408/429/5xx, malformed bodies, a stream that
 breaks off. They are retried with exponential backoff and jitter, a server's Retry-After
 honoured; everything else, and whatever still fails after the retries, is `EndpointError`.
 
-Each retry is logged (logger ``agents.retries``, a warning); a try that outlasts its timeout
-or a slow answer is also reported as progress (logger ``agents.retries.waiting``: "waiting
+Each retry is logged (logger ``agents.client.retries``, a warning); a try that outlasts its timeout
+or a slow answer is also reported as progress (logger ``agents.client.retries.waiting``: "waiting
 for the endpoint ..., attempt 2 of 4, 120 s timeout"), so a command can show the wait and
 keep the retry log for its verbose mode. Every message is masked by the client's
-``redact`` (`agents.redact`): a server may echo the credentials it was sent.
+``redact`` (`agents.client.redact`): a server may echo the credentials it was sent.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from agents.completion import EndpointError
-from agents.endpoint_errors import status_hint
+from agents.client.completion import EndpointError
+from agents.client.endpoint_errors import status_hint
 
 log = logging.getLogger(__name__)
 waiting = logging.getLogger(f"{__name__}.waiting")
