@@ -25,21 +25,21 @@ from agents.protocol import THINK_PREFIX
 from agents.question_rules import check_question
 from agents.synthetic import QAItem, read_manifest
 from agents.terminal_text import plain
+from cli.board import add_board_commands
+from cli.log_setup import configure_logging
+from cli.parser import Commands, Parser, global_arguments, version
+from cli.report import RunDisplay, judge, result_record
 from evals.cli import add_eval_commands
-from graphs import event_loop
 from graphs.builder import compile_graph
-from graphs.cli import add_board_commands
-from graphs.cli_logging import configure_logging
-from graphs.cli_parser import Commands, Parser, global_arguments, version
 from graphs.context import Context, add_context_arguments
-from graphs.postgres.url import DatabaseError
 from graphs.presets import NANO
 from graphs.regime import served_context
-from graphs.report import RunDisplay, judge, result_record
-from graphs.run import RunInProgress, RunResult, run_question
+from graphs.runs import event_loop
+from graphs.runs.run import RunInProgress, RunResult, run_question
 from graphs.settings import Settings
-from graphs.store_errors import DiskFull, StoreDamaged
-from graphs.stores import open_board, open_checkpoints
+from graphs.store.errors import DiskFull, StoreDamaged
+from graphs.store.postgres.url import DatabaseError
+from graphs.store.stores import open_board, open_checkpoints
 from serving.cli import add_serve_command
 from serving.fallback import endpoint_or_local
 

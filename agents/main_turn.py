@@ -62,8 +62,8 @@ class Setting:
     @classmethod
     def of(cls, ctx: Any, media: str) -> Setting:
         """The setting of a run (``ctx``: its graphs.context.Context)."""
-        calls = ctx.calls_per_turn
-        return cls(calls, media, answer_now=calls == 0 or ctx.max_turns == 0)
+        calls_per_turn = ctx.calls_per_turn
+        return cls(calls_per_turn, media, answer_now=calls_per_turn == 0 or ctx.max_turns == 0)
 
 
 def first_user_content(

@@ -17,7 +17,7 @@ from agents.media import frame_store
 from agents.protocol import render_turn
 from agents.scoring.accuracy import accuracy_reward
 from agents.synthetic import read_manifest
-from graphs.board import Board
+from graphs.store.sqlite_board import Board
 from training.nano.oracle import pick_lines, reasoning, sightings, window_note
 
 

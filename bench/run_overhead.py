@@ -3,12 +3,12 @@ HTTP requests, per main-agent turn, at K = 2, 5 and 16 parallel calls (64 overvi
 
 Each run takes the path `app.py run` takes (graph context fitted to the served model, the
 real client, a checkpoint file and a board file on disk, the graph compiled, the live
-display) against `serving.scripted` in its own process with zero latency. Every request the
+display) against `testing.scripted` in its own process with zero latency. Every request the
 client sent in the run (not the warm-up's) is then replayed with a bare client of the same
 HTTP library (httpx2), in the same order and the same concurrency (a turn's sub-agent calls
 at once): what is left is graph, checkpoint, board, prompt building and the client. Frames
 are warm (decoded by a first, untimed run), as when a session asks several questions of one
-video. Run and replay share the event loop app.py runs on (`graphs.event_loop`: uvloop when
+video. Run and replay share the event loop app.py runs on (`graphs.runs.event_loop`: uvloop when
 installed; PARAVT_EVENT_LOOP=asyncio for asyncio's own). Target: under 20 ms per main turn
 at K = 5.
 
@@ -38,16 +38,15 @@ from agents.client.llm import OpenAIChatModel  # noqa: E402
 from agents.client.transport import default_http_client  # noqa: E402
 from agents.protocol import THINK_PREFIX  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
-from graphs import event_loop  # noqa: E402
+from cli.report import RunDisplay  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
 from graphs.context import Context  # noqa: E402
 from graphs.regime import served_context  # noqa: E402
-from graphs.report import RunDisplay  # noqa: E402
-from graphs.run import run_question  # noqa: E402
+from graphs.runs import event_loop  # noqa: E402
+from graphs.runs.run import run_question  # noqa: E402
 from graphs.settings import Settings  # noqa: E402
-from graphs.stores import open_board, open_checkpoints  # noqa: E402
-from serving.launch import scripted_process  # noqa: E402
-from serving.scripted import role_of  # noqa: E402
+from graphs.store.stores import open_board, open_checkpoints  # noqa: E402
+from testing.scripted import role_of, scripted_process, turn_of  # noqa: E402
 
 KS = (2, 5, 16)
 ANSWER = "\n</think>\n<answer>A</answer>"
@@ -68,7 +67,7 @@ def responder(k: int):
     def reply(body: dict) -> str:
         if role_of(body) == "sub_agent":
             return "a red circle at 12 seconds"
-        return ANSWER if "<tool_response>" in str(body["messages"][-2:]) else calls(k)
+        return ANSWER if turn_of(body) else calls(k)
 
     return reply
 
@@ -92,7 +91,7 @@ async def one_run(
     """The body of app.py's `_run`: (main-agent turns, setup seconds, run seconds). Setup
     (fitting the context to the served model, the client, the checkpoint file, compiling
     the graph) happens once per CLI invocation; the run is `run_question`. With
-    ``database_url`` the board and checkpoints are in PostgreSQL (`graphs.stores`)."""
+    ``database_url`` the board and checkpoints are in PostgreSQL (`graphs.store.stores`)."""
     began = time.perf_counter()
     args = SimpleNamespace()  # no flags given: every setting from the base context
     settings = Settings(home=work, database_url=database_url or None)

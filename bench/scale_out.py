@@ -2,7 +2,7 @@
 
 1. Eval throughput with 4 endpoints against 1 (`--endpoint` repeated, agents/client/fleet.py): the
    needle task (48 samples, a crop then an answer: 3 requests each) at concurrency 16 against
-   `serving.scripted` processes of the same latency and capacity (each answers 2 requests at
+   `testing.scripted` processes of the same latency and capacity (each answers 2 requests at
    once, as a GPU server's batch is full; the rest wait). Frames are decoded by an untimed
    run first. Target: 4 endpoints at least 3.6x the samples/s of 1.
 2. Board writes under 16 writer processes, SQLite file against PostgreSQL: each process
@@ -35,9 +35,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from run_overhead import measure, responder  # noqa: E402
 
-from graphs import event_loop  # noqa: E402
-from serving.launch import scripted_process  # noqa: E402
-from serving.scripted import role_of  # noqa: E402
+from graphs.runs import event_loop  # noqa: E402
+from testing.scripted import role_of, scripted_process, turn_of  # noqa: E402
 from tests.pg_cluster import start_cluster, stop_cluster  # noqa: E402
 
 NEEDLE = {"n_videos": 16, "max_minutes": 1}
@@ -48,9 +47,9 @@ reply_5 = responder(5)  # the overhead bench's scripted replies (--responder)
 
 WRITER = """
 import sys, time
-from graphs.board_base import Note
+from graphs.store.board import Note
 from graphs.settings import Settings
-from graphs.stores import open_board
+from graphs.store.stores import open_board
 path, url, go, tag, notes = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 board = open_board(Settings(board_db=path, database_url=url or None))
 print("ready", flush=True)
@@ -69,7 +68,7 @@ def reply(body: dict) -> str:
     """Crop once, then answer; sub-agents describe (the eval bench's replies)."""
     if role_of(body) == "sub_agent":
         return "a coloured shape"
-    if "<tool_response>" in str(body["messages"][-2:]):
+    if turn_of(body):
         return "\n</think>\n<answer>A</answer>"
     return ('\n</think>\n<tool_call>{"name": "crop_video", "arguments": '
             '{"start_time": 5, "end_time": 25}}</tool_call>')  # fmt: skip

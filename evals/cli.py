@@ -27,9 +27,9 @@ from evals.study import run_study
 from evals.study_configs import STUDY_CONFIGS
 from evals.table1_cli import add_table1_command
 from evals.tasks import TASKS, get_task
-from graphs import event_loop
 from graphs.context import Context, add_context_arguments, context_from_args, effective
 from graphs.regime import protocol_refusal, served_regime
+from graphs.runs import event_loop
 from graphs.settings import Settings
 
 console = Console(stderr=True)

@@ -21,8 +21,8 @@ from evals.results import score_records
 from evals.runner import EvalOutcome, results_path, write_results
 from evals.shards import read_shards
 from evals.tasks import get_task
-from graphs.board import Board
 from graphs.settings import Settings
+from graphs.store.sqlite_board import Board
 
 console = Console(stderr=True)
 

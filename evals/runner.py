@@ -30,10 +30,10 @@ from evals.sample import Sample
 from evals.shards import Shard, write_manifest
 from evals.spec import EvalSpec
 from evals.tasks.base import LoadResult, Task
-from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.context import Context, effective, settings_of
-from graphs.run import run_question
+from graphs.runs.run import run_question
+from graphs.store.sqlite_board import Board
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +165,7 @@ async def evaluate(
         frame_store.FRAME_CACHE.set_disk_dir(Path(out_root) / ".frame_cache")
     board = Board(folder / "board.sqlite")
     # No checkpointer: a crashed sample is rerun whole, never resumed, and a failed one
-    # keeps its partial trace from the stream (`graphs.run`).
+    # keeps its partial trace from the stream (`graphs.runs.run`).
     graph = compile_graph(RequestLimit(llm, concurrency), board)
     # `concurrency` bounds the requests in flight at the endpoint; twice as many samples
     # are in progress, so preparing and logging some overlaps the others' requests.

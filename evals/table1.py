@@ -30,8 +30,8 @@ from evals.records import SampleLog, write_json_atomic
 from evals.runner import EvalOutcome, evaluate
 from evals.spec import EvalSpec
 from evals.tasks import get_task
-from graphs.board import Board
 from graphs.context import Context
+from graphs.store.sqlite_board import Board
 
 
 @dataclass(frozen=True)

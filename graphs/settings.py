@@ -28,7 +28,7 @@ class Settings:
     home: Path = Path(".paravt")
     board_db: Path | None = None
     checkpoint_db: Path | None = None
-    # PostgreSQL for the board and the checkpoints (graphs.stores); never printed whole
+    # PostgreSQL for the board and the checkpoints (graphs.store.stores); never printed whole
     database_url: str | None = field(default=None, repr=False)
     database_retry_s: float = 30.0  # how long an operation waits for the database to return
     media_roots: str = ""  # os.pathsep-separated folders chats may name media under

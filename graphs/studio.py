@@ -15,10 +15,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from graphs.builder import compile_graph
-from graphs.postgres.url import DatabaseError
 from graphs.presets import NANO, QWEN3_VL_8B
 from graphs.settings import Settings
-from graphs.stores import open_board, open_checkpoints
+from graphs.store.postgres.url import DatabaseError
+from graphs.store.stores import open_board, open_checkpoints
 
 _settings = Settings.load()
 _model, _board = _settings.chat_model(), open_board(_settings)

@@ -19,7 +19,7 @@ from lmms_eval.api.model import lmms
 from loguru import logger as eval_logger
 from tqdm import tqdm
 
-from graphs import event_loop
+from graphs.runs import event_loop
 from lmms_plugin.docs import read_requests
 from lmms_plugin.endpoint import Endpoint
 from lmms_plugin.model_args import parse_model_args

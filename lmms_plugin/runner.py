@@ -32,11 +32,11 @@ from agents.protocol import PARSER_VERSION
 from agents.protocols import get_protocol
 from evals.records import SampleLog
 from evals.runner import RequestLimit
-from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.regime import served_regime
-from graphs.run import run_question
+from graphs.runs.run import run_question
+from graphs.store.sqlite_board import Board
 from lmms_plugin.docs import DocInput, TaskRefused
 from lmms_plugin.generation import cut_at_stops, question_of, run_context
 from lmms_plugin.model_args import PluginArgs

@@ -30,7 +30,7 @@ def clip(tmp_path_factory) -> bytes:
 
 @pytest.fixture
 def board(tmp_path: Path):
-    from graphs.board import Board
+    from graphs.store.sqlite_board import Board
 
     board = Board(tmp_path / "board.sqlite")
     yield board

@@ -1,7 +1,7 @@
 """The reliability suite's harness: needle data, an oracle behind the scripted server, real CLIs.
 
 Shared by the reliability tests and their long versions in `bench/`. Everything here is real:
-videos encoded on disk, HTTP to `serving.scripted` on 127.0.0.1, `app.py` as a subprocess.
+videos encoded on disk, HTTP to `testing.scripted` on 127.0.0.1, `app.py` as a subprocess.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from agents import prompts
 from agents.media import video
 from evals.sample import Sample
 from evals.tasks import get_task
-from serving.scripted import role_of
+from testing.scripted import role_of
 
 ROOT = Path(__file__).resolve().parents[1]
 NEEDLE = get_task("needle")

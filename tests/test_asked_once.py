@@ -12,7 +12,7 @@ from agents.client.asked_once import AskedOnce
 from agents.client.llm import OpenAIChatModel
 from agents.protocol import THINK_PREFIX
 from agents.requests import ModelRequest
-from serving.scripted import ScriptedServer
+from testing.scripted import ScriptedServer
 
 REQUEST = ModelRequest(role="main", messages=[{"role": "user", "content": "?"}],
                        prefill=THINK_PREFIX)  # fmt: skip

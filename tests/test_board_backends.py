@@ -1,4 +1,4 @@
-"""Every board guarantee on both stores: the SQLite file and PostgreSQL (graphs.board_base)."""
+"""Every board guarantee on both stores: the SQLite file and PostgreSQL (graphs.store.board)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from graphs import owners
-from graphs.board import Board
-from graphs.board_base import BoardSchemaTooNew, Note
+from graphs.store import owners
+from graphs.store.board import BoardSchemaTooNew, Note
+from graphs.store.sqlite_board import Board
 from tests.harness import ROOT
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 START_AND_WAIT = """
 import sys, time
 from graphs.settings import Settings
-from graphs.stores import open_board
+from graphs.store.stores import open_board
 board = open_board(Settings(board_db=sys.argv[1], database_url=sys.argv[2] or None))
 board.start_run(sys.argv[3], video="v.mp4", question="q", settings={}, thread_id="t")
 print("started", flush=True)
@@ -39,7 +39,7 @@ def location(request, tmp_path) -> tuple[str, str]:
 def open_at(location: tuple[str, str], **options):
     path, url = location
     if url:
-        from graphs.postgres.board import PostgresBoard
+        from graphs.store.postgres.board import PostgresBoard
 
         return PostgresBoard(url, **options)
     return Board(path, **options)
@@ -167,7 +167,7 @@ def test_a_killed_owner_s_run_is_interrupted_and_a_live_one_left_alone(location)
 
 @pytest.mark.postgres
 def test_a_run_of_another_host_lives_while_its_lease_is_renewed(pg_url):
-    from graphs.postgres.board import PostgresBoard
+    from graphs.store.postgres.board import PostgresBoard
 
     board = PostgresBoard(pg_url, lease_s=0.6)
     start(board, "here")

@@ -18,8 +18,8 @@ from agents.sub_turn import Window, subagent_request, window_frames
 from graphs.budget import main_prompt_tokens, window_prompt_tokens
 from graphs.builder import compile_graph
 from graphs.context import Context
-from graphs.run import run_question
-from serving.scripted import ScriptedServer, role_of
+from graphs.runs.run import run_question
+from testing.scripted import ScriptedServer, role_of
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO, NANO_DIR = ROOT / "assets" / "demo" / "needle.mp4", ROOT / "assets" / "paravt-nano"

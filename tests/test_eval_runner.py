@@ -26,7 +26,7 @@ from evals.spec import EvalSpec
 from evals.tasks import get_task
 from evals.tasks.base import LoadResult, Task
 from serving.launch import free_port
-from serving.scripted import ScriptedServer
+from testing.scripted import ScriptedServer
 from tests.fakes import ScriptedModel
 
 ROOT = Path(__file__).resolve().parents[1]

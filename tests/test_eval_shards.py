@@ -14,8 +14,8 @@ import pytest
 
 from evals.sample import Sample
 from evals.shards import Shard
-from graphs.board import Board
-from serving.scripted import ScriptedServer
+from graphs.store.sqlite_board import Board
+from testing.scripted import ScriptedServer
 from tests.harness import (
     Oracle,
     accounting,

@@ -14,7 +14,7 @@ from agents.client.llm import OpenAIChatModel
 from agents.requests import ModelRequest
 from graphs.settings import Settings
 from serving.launch import free_port
-from serving.scripted import Reply, ScriptedServer
+from testing.scripted import Reply, ScriptedServer
 from tests.harness import (
     Oracle,
     app_env,

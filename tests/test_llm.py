@@ -20,7 +20,7 @@ from agents.client.llm import (
     Usage,
 )
 from agents.requests import ModelRequest
-from serving.scripted import Reply, ScriptedServer
+from testing.scripted import Reply, ScriptedServer
 
 USER = [{"role": "user", "content": "What happens in the video?"}]
 GREEDY = SamplingParams()

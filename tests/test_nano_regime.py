@@ -17,8 +17,8 @@ from graphs.context import Context
 from graphs.regime import fit_context, served_context
 from serving.engine import ensure_tiny_model
 from serving.regime import REGIME_FILE, Regime, read_regime, write_regime
-from serving.scripted import ScriptedServer
 from serving.server import create_app
+from testing.scripted import ScriptedServer
 
 NANO = Regime(overview_frames=(4, 8, 16), default_overview_frames=4, trained_on="needles")
 

@@ -12,8 +12,8 @@ from collections import Counter
 
 import pytest
 
-from graphs.postgres.board import PostgresBoard
-from serving.scripted import ScriptedServer
+from graphs.store.postgres.board import PostgresBoard
+from testing.scripted import ScriptedServer
 from tests.harness import ROOT, app_command, app_env, crop_then_answer, is_subagent, run_cli
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.integration]
@@ -27,12 +27,12 @@ sys.exit(app.main(sys.argv[2:]))
 # One process running 16 questions at once on the database's board and checkpoints.
 SIXTEEN_AT_ONCE = """
 import asyncio, sys
-from graphs import event_loop
+from graphs.runs import event_loop
 from graphs.builder import compile_graph
 from graphs.context import Context
-from graphs.run import run_question
+from graphs.runs.run import run_question
 from graphs.settings import Settings
-from graphs.stores import open_board, open_checkpoints
+from graphs.store.stores import open_board, open_checkpoints
 
 async def main(url, endpoint, video, tag):
     settings = Settings(database_url=url, endpoint=endpoint)

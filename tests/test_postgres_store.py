@@ -11,10 +11,10 @@ from collections import Counter
 import psycopg
 import pytest
 
-from graphs.board import Board
-from graphs.postgres.board import PostgresBoard
-from graphs.postgres.checkpointer import open_postgres_checkpointer
-from serving.scripted import Reply, ScriptedServer
+from graphs.store.postgres.board import PostgresBoard
+from graphs.store.postgres.checkpointer import open_postgres_checkpointer
+from graphs.store.sqlite_board import Board
+from testing.scripted import Reply, ScriptedServer
 from tests.harness import app_command, app_env, crop_then_answer, is_subagent, run_cli
 
 pytestmark = pytest.mark.postgres
@@ -173,7 +173,7 @@ async def test_connections_dropped_under_the_board_and_the_checkpointer_are_repl
 
 
 async def test_checkpoints_migrated_by_a_newer_saver_are_refused_and_left_alone(pg_url):
-    from graphs.postgres.url import DatabaseError
+    from graphs.store.postgres.url import DatabaseError
 
     async with open_postgres_checkpointer(pg_url):
         pass  # LangGraph's migrations, once

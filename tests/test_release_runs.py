@@ -14,7 +14,7 @@ from evals.runner import EvalRefused, evaluate
 from evals.spec import EvalSpec
 from evals.tasks import get_task
 from graphs.context import Context
-from serving.scripted import ScriptedServer
+from testing.scripted import ScriptedServer
 from tests.parity import release_episodes as E
 
 

@@ -13,7 +13,7 @@ from agents.client.llm import OpenAIChatModel
 from agents.client.redact import RedactingFilter, Redactor, redact_text, redact_url, url_secrets
 from agents.requests import ModelRequest
 from graphs.settings import Settings
-from serving.scripted import Reply, ScriptedServer
+from testing.scripted import Reply, ScriptedServer
 
 PASSWORD, KEY = "pw-4f9c2e71", "sk-canary-8d21b7"
 

@@ -178,7 +178,7 @@ def test_cpu_serve_answers_models_and_stops_with_its_launcher(tmp_path):
 
 
 def test_scripted_process_serves_for_the_block_and_stops_after():
-    from serving.launch import scripted_process
+    from testing.scripted import scripted_process
 
     with scripted_process("--latency", "0") as base_url:
         assert endpoint_ready(base_url)

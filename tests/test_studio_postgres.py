@@ -16,9 +16,9 @@ import psycopg
 import pytest
 
 import app
-from graphs.postgres.board import PostgresBoard
+from graphs.store.postgres.board import PostgresBoard
 from serving.launch import free_port
-from serving.scripted import ScriptedServer
+from testing.scripted import ScriptedServer
 from tests.test_studio import ROOT, ask, reply
 
 

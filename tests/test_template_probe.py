@@ -16,7 +16,7 @@ from agents.protocol import THINK_PREFIX
 from agents.requests import ModelRequest, SamplingParams
 from serving.checkpoints import NANO_DIR
 from serving.launch import local_server
-from serving.scripted import ScriptedServer
+from testing.scripted import ScriptedServer
 
 transformers = pytest.importorskip("transformers")
 

@@ -8,7 +8,7 @@ import pytest
 
 from agents.client.endpoint_errors import server_message
 from agents.client.transport import StatusError, Transport
-from serving.scripted import Reply, ScriptedServer
+from testing.scripted import Reply, ScriptedServer
 
 
 @pytest.mark.parametrize(

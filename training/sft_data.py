@@ -43,7 +43,7 @@ from agents.media import video
 from agents.protocol import render_turn
 from agents.protocols import get_protocol
 from graphs.context import Context, effective
-from graphs.traces import call_role, read_jsonl
+from graphs.runs.traces import call_role, read_jsonl
 from training.questions import RLPrompt, normalise_target
 
 log = logging.getLogger(__name__)

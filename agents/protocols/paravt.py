@@ -49,13 +49,13 @@ class ParavtProtocol(Protocol):
     def plan_calls(
         self, calls: Sequence[ToolCall], *, info: VideoInfo, ctx: Settings
     ) -> list[PlannedCall]:
-        cap, planned = ctx.calls_per_turn, []
+        calls_per_turn, planned = ctx.calls_per_turn, []
         for position, call in enumerate(calls):
             start = end = error = None
-            if position >= cap:
+            if position >= calls_per_turn:
                 error = (
-                    f"{call.name or 'tool'}: refused, at most {cap} call(s) per turn; this call "
-                    "was not run. Ask again next turn if you still need this window."
+                    f"{call.name or 'tool'}: refused, at most {calls_per_turn} call(s) per turn; "
+                    "this call was not run. Ask again next turn if you still need this window."
                 )
             else:
                 try:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from graphs.board_base import BoardStore
 from graphs.context import Context, effective
-from graphs.offload import board_call
+from graphs.runs.offload import board_call
+from graphs.runs.traces import build_trace
 from graphs.state import State
-from graphs.traces import build_trace
+from graphs.store.board import BoardStore
 
 
 def make_finish(board: BoardStore):

@@ -16,14 +16,14 @@ from agents.media import video
 from agents.media.sampling import overview_times
 from agents.protocols import get_protocol
 from agents.question_rules import QuestionRefused
-from graphs import offload
 from graphs.admission import MediaRefused, MediaRoots
 from graphs.asking import humans, next_question
-from graphs.board_base import BoardStore
 from graphs.budget import budget_problem, served_context_length, window_frames_cap
 from graphs.context import Context, effective, settings_of
-from graphs.progress import report
+from graphs.runs import offload
+from graphs.runs.progress import report
 from graphs.state import CallRecord, State
+from graphs.store.board import BoardStore
 
 
 def make_prepare(board: BoardStore, media: MediaRoots, llm: ChatModel | None):

@@ -12,11 +12,11 @@ from agents import prompts
 from agents.client.completion import ChatModel
 from agents.sub_turn import Window, verifier_request
 from agents.verify import parse_verdict
-from graphs.board_base import BoardStore
 from graphs.context import Context, effective, model_of
 from graphs.notes import needs_verification, post_note
+from graphs.runs.traces import model_call
 from graphs.state import ModelCall, VerifyTask
-from graphs.traces import model_call
+from graphs.store.board import BoardStore
 
 
 def make_verify_gate(llm: ChatModel | None, board: BoardStore):

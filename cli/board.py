@@ -16,11 +16,11 @@ from rich.table import Table
 from rich.text import Text
 
 from agents.terminal_text import one_line
-from graphs import event_loop
-from graphs.postgres.url import check_url, redact
+from graphs.runs import event_loop
+from graphs.runs.traces import write_jsonl
 from graphs.settings import Settings
-from graphs.stores import board_location, open_board
-from graphs.traces import write_jsonl
+from graphs.store.postgres.url import check_url, redact
+from graphs.store.stores import board_location, open_board
 
 console = Console(stderr=True)
 
@@ -114,8 +114,8 @@ def cmd_board_migrate(args: argparse.Namespace, settings: Settings) -> int:
     if not args.to:
         raise BoardUsage("board migrate needs --to postgresql://USER:PASSWORD@HOST/DATABASE")
     url = check_url(args.to)
-    from graphs.postgres.migrate import migrate_home
-    from graphs.postgres.pool import check_reachable
+    from graphs.store.postgres.migrate import migrate_home
+    from graphs.store.postgres.pool import check_reachable
 
     if not settings.board_path.exists():
         raise FileNotFoundError(2, "no board to migrate", str(settings.board_path))

@@ -1,8 +1,8 @@
 """What every board does the same way, whichever database keeps it: notes, run statuses, owners.
 
-Two boards share this interface: `graphs.board.Board` (one SQLite file, the embedded
-default) and `graphs.postgres.board.PostgresBoard` (PostgreSQL, for many hosts). Nodes,
-runners and the CLI take either (`BoardStore`); `graphs.stores.open_board` picks one.
+Two boards share this interface: `graphs.store.sqlite_board.Board` (one SQLite file, the embedded
+default) and `graphs.store.postgres.board.PostgresBoard` (PostgreSQL, for many hosts). Nodes,
+runners and the CLI take either (`BoardStore`); `graphs.store.stores.open_board` picks one.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from graphs import owners
+from graphs.store import owners
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +159,7 @@ class BoardStore:
         self, method: Callable[..., _T], /, *args: Any, **kwargs: Any
     ) -> tuple[bool, _T | None]:
         """``(True, method(*args, **kwargs))`` if this board's call can run now without
-        waiting, else ``(False, None)`` and nothing was written (`graphs.offload`). A store
+        waiting, else ``(False, None)`` and nothing was written (`graphs.runs.offload`). A store
         across a network always waits: its calls go to a thread."""
         return False, None
 

@@ -3,7 +3,7 @@
 A run is `running` only while its owner lives. A process that dies without finishing its
 runs (`kill -9`, a crash, a power cut) leaves them `running` on the board; the next process
 that opens the board tells them apart from live ones with `is_alive` and marks them
-`interrupted` (`graphs.board.Board.mark_stale_interrupted`).
+`interrupted` (`graphs.store.sqlite_board.Board.mark_stale_interrupted`).
 
 SQLite in WAL mode serves processes of one host only, so every live owner of a run is a
 process on this host; a pid alone is not enough, because pids are reused, so the owner is

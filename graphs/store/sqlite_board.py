@@ -4,9 +4,9 @@ A run's life on the board: `start_run` (or `claim_run`, for a resumed one) marks
 `running` and names this process its owner; `finish_run` ends it `answered`, `no_answer`
 or `failed`; `release_run` ends one that stopped early (`interrupted` when cancelled). A
 process that dies first leaves it `running`: whoever opens the board next finds that its
-owner has ended (`graphs.owners`) and marks it `interrupted` (`mark_stale_interrupted`).
+owner has ended (`graphs.store.owners`) and marks it `interrupted` (`mark_stale_interrupted`).
 Every process that runs the graph, the CLI or a LangGraph server, goes through these.
-`graphs.postgres.board` keeps the same board in PostgreSQL (`graphs.board_base`).
+`graphs.store.postgres.board` keeps the same board in PostgreSQL (`graphs.store.board`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 
 import sqlite_utils
 
-from graphs import owners
-from graphs.board_base import (
+from graphs.store import owners
+from graphs.store.board import (
     NOTE_COLUMNS,
     RUN_STATUSES,
     BoardStore,
@@ -34,8 +34,8 @@ from graphs.board_base import (
     note_from_row,
     too_new,
 )
-from graphs.sqlite_locks import BUSY_TIMEOUT_S, is_locked, retry_locked
-from graphs.store_errors import translated
+from graphs.store.errors import translated
+from graphs.store.sqlite_locks import BUSY_TIMEOUT_S, is_locked, retry_locked
 
 __all__ = ["RUN_STATUSES", "SCHEMA_VERSION", "Board", "BoardStore", "Note"]
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ class Board(BoardStore):
         """Open (creating if needed) the board at `path`; with `mark_stale`, runs left
         `running` by ended processes are marked `interrupted` on opening. A file that is not
         a board, or a disk with no room for it, is an error that says what to do
-        (`graphs.store_errors`)."""
+        (`graphs.store.errors`)."""
         self.path = Path(path)
         self.where = str(self.path)
         self.busy_timeout_s = busy_timeout_s
@@ -119,7 +119,7 @@ class Board(BoardStore):
                 "error": str,
                 "started_at": float,
                 "finished_at": float,
-                "owner": str,  # graphs.owners.Owner of a running run, as JSON
+                "owner": str,  # graphs.store.owners.Owner of a running run, as JSON
                 "source": str,  # where the question came from (a harness's task, doc id), JSON
             },
             pk="run_id",

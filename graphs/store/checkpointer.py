@@ -18,7 +18,7 @@ board.
 
 Durability. The file is in WAL mode with ``synchronous=NORMAL``: a commit is safe against a
 crash of the process (``kill -9``), and only an OS crash or power loss can drop the last few
-checkpoints, never corrupt the file. The board is kept the same way (``graphs.board``).
+checkpoints, never corrupt the file. The board is kept the same way (``graphs.store.sqlite_board``).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from typing import Any, TypeVar
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from graphs.sqlite_locks import BUSY_TIMEOUT_S, is_locked, retry_locked
-from graphs.store_errors import translated
+from graphs.store.errors import translated
+from graphs.store.sqlite_locks import BUSY_TIMEOUT_S, is_locked, retry_locked
 
 _T = TypeVar("_T")
 
@@ -77,7 +77,7 @@ class SqliteCheckpointer(SqliteSaver):
 
     def _retried(self, action: Callable[[], _T]) -> _T:
         """`action` waiting out a lock: the busy timeout, then whole retries (some conflicts
-        fail at once whatever the timeout: graphs.sqlite_locks)."""
+        fail at once whatever the timeout: graphs.store.sqlite_locks)."""
         return self._waiting(
             lambda: retry_locked(lambda: self._rolled_back(action), self.busy_timeout_s)
         )

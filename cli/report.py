@@ -12,7 +12,7 @@ from agents.protocol import parse, with_prefix
 from agents.scoring.accuracy import accuracy_reward
 from agents.synthetic import QAItem
 from agents.terminal_text import plain
-from graphs.run import RunResult
+from graphs.runs.run import RunResult
 
 
 class RunDisplay:

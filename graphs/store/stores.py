@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from graphs.board import Board
-from graphs.board_base import BoardStore
-from graphs.checkpointer import open_checkpointer
-from graphs.postgres.url import check_url, redact
 from graphs.settings import Settings
+from graphs.store.board import BoardStore
+from graphs.store.checkpointer import open_checkpointer
+from graphs.store.postgres.url import check_url, redact
+from graphs.store.sqlite_board import Board
 
 
 def board_location(settings: Settings) -> str:
@@ -23,7 +23,7 @@ def board_location(settings: Settings) -> str:
 def open_board(settings: Settings, **options: Any) -> BoardStore:
     """The board these settings name (``options`` go to its constructor)."""
     if settings.database_url:
-        from graphs.postgres.board import PostgresBoard
+        from graphs.store.postgres.board import PostgresBoard
 
         options.setdefault("retry_s", settings.database_retry_s)
         return PostgresBoard(check_url(settings.database_url), **options)
@@ -34,7 +34,7 @@ def open_board(settings: Settings, **options: Any) -> BoardStore:
 async def open_checkpoints(settings: Settings) -> AsyncIterator[Any]:
     """LangGraph's checkpointer for these settings, for the life of the block."""
     if settings.database_url:
-        from graphs.postgres.checkpointer import open_postgres_checkpointer
+        from graphs.store.postgres.checkpointer import open_postgres_checkpointer
 
         url, retry_s = check_url(settings.database_url), settings.database_retry_s
         async with open_postgres_checkpointer(url, retry_s=retry_s) as saver:

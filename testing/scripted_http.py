@@ -1,5 +1,5 @@
 """The scripted server's HTTP side: routes, the key check, replies as JSON, SSE or faults
-(``serving.scripted`` holds the server and its script)."""
+(``testing.scripted`` holds the server and its script)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
-from serving.scripted_replies import Reply, completion_body, error_body
 from serving.sse import CONTENT_TYPE, DONE, ChunkStream, wants_usage, words
+from testing.scripted_replies import Reply, completion_body, error_body
 
 if TYPE_CHECKING:
-    from serving.scripted import ScriptedServer
+    from testing.scripted import ScriptedServer
 
 log = logging.getLogger(__name__)
 

@@ -4,9 +4,9 @@ The tables are SQLite's with a ``paravt_`` prefix (they share a database with La
 checkpoint tables) and one more column: ``lease_until``, in the database's clock. A
 process renews the lease of every run it owns while it lives (`LEASE_S`, renewed every
 third of it); a run whose owner is on another host is stale once its lease has lapsed,
-since that host's processes cannot be looked up (`graphs.owners` still decides for owners
+since that host's processes cannot be looked up (`graphs.store.owners` still decides for owners
 on this host, at once). Every write is one idempotent statement or one transaction,
-retried on a new connection if the link drops (`graphs.postgres.pool`).
+retried on a new connection if the link drops (`graphs.store.postgres.pool`).
 
 Schema setup takes a transaction-scoped advisory lock, so that many processes opening a
 new database at once create the tables once; a database already at this version is not
@@ -26,8 +26,8 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg.rows import dict_row
 
-from graphs import owners
-from graphs.board_base import (
+from graphs.store import owners
+from graphs.store.board import (
     NOTE_COLUMNS,
     BoardStore,
     Note,
@@ -36,8 +36,8 @@ from graphs.board_base import (
     note_from_row,
     too_new,
 )
-from graphs.postgres.pool import LINK_ERRORS, RETRY_S, Outage, open_pool
-from graphs.postgres.url import redact
+from graphs.store.postgres.pool import LINK_ERRORS, RETRY_S, Outage, open_pool
+from graphs.store.postgres.url import redact
 
 log = logging.getLogger(__name__)
 

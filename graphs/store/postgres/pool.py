@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import psycopg
 import psycopg_pool
 
-from graphs.postgres.url import DatabaseError, check_url, redact, scrub
+from graphs.store.postgres.url import DatabaseError, check_url, redact, scrub
 
 log = logging.getLogger(__name__)
 # The pool logs each failed reconnection as a warning; an outage is reported once, by the

@@ -1,4 +1,4 @@
-"""What `serving.scripted` answers: the scripted replies, and the OpenAI-shaped bodies made
+"""What `testing.scripted` answers: the scripted replies, and the OpenAI-shaped bodies made
 from them (a chat.completion, an error), with the usage and token ids a client reads."""
 
 from __future__ import annotations

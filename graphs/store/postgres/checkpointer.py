@@ -4,7 +4,7 @@ The saver is LangGraph's, with its schema and statements, so a LangGraph server 
 tool reads the same threads. Two things are added around it:
 
 - every operation runs on a pooled connection and is tried again on a new one when the
-  link drops (`graphs.postgres.pool`; langgraph#5675); all of them are idempotent: puts
+  link drops (`graphs.store.postgres.pool`; langgraph#5675); all of them are idempotent: puts
   are upserts, writes are inserted once per (task, index);
 - setup (LangGraph's migrations) runs under a session advisory lock, so that processes
   opening a new database at once do not race on its ``checkpoint_migrations`` rows, and
@@ -23,8 +23,14 @@ import psycopg
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg.rows import dict_row
 
-from graphs.postgres.pool import CONNECTION_OPTIONS, RETRY_S, Outage, connect_error, open_async_pool
-from graphs.postgres.url import DatabaseError, check_url, redact
+from graphs.store.postgres.pool import (
+    CONNECTION_OPTIONS,
+    RETRY_S,
+    Outage,
+    connect_error,
+    open_async_pool,
+)
+from graphs.store.postgres.url import DatabaseError, check_url, redact
 
 _LOCK_KEY = 0x70617261_7663  # the advisory lock of checkpoint setup
 

@@ -13,29 +13,41 @@ chunks, word by word (`serving.sse`). Standard library only.
 
 Run it in the foreground for benchmarks:
 
-    python -m serving.scripted --port 30001 --latency 0.2 --reply "<answer>A</answer>"
+    python -m testing.scripted --port 30001 --latency 0.2 --reply "<answer>A</answer>"
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
+import subprocess
+import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
-from serving.scripted_http import CALLER, _HTTPServer
-from serving.scripted_replies import Reply, Responder, as_responder
+from serving.launch import free_port, stop, wait_until_ready
+from testing.scripted_http import CALLER, _HTTPServer
+from testing.scripted_replies import Reply, Responder, as_responder
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CALLER", "Reply", "Responder", "ScriptedServer", "main", "role_of"]
+__all__ = ["CALLER", "Reply", "Responder", "ScriptedServer", "main", "role_of", "turn_of"]
 
 
 def role_of(request: dict[str, Any]) -> str | None:
     """The role the client declared for a recorded request ("main", "sub_agent", ...)."""
     return (request.get(CALLER) or {}).get("role")
+
+
+def turn_of(request: dict[str, Any]) -> int | None:
+    """The main-agent turn the client declared for a recorded request (0: the first, before
+    any tool response), or None when it sent none."""
+    turn = (request.get(CALLER) or {}).get("turn")
+    return int(turn) if turn not in (None, "") else None
 
 
 class ScriptedServer:
@@ -131,7 +143,7 @@ class ScriptedServer:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m serving.scripted",
+        prog="python -m testing.scripted",
         description="OpenAI-compatible server answering every chat request with a fixed reply.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind")
@@ -162,6 +174,24 @@ def main(argv: Sequence[str] | None = None) -> None:
         pass
     finally:
         server.stop()
+
+
+@contextlib.contextmanager
+def scripted_process(
+    *args: str, cwd: str | Path | None = None, ready_timeout: float = 30.0
+) -> Iterator[str]:
+    """`python -m testing.scripted` in its own process for the life of the block (a bench's
+    endpoint, whose own work must not count against the client's); yields its base URL.
+    ``args`` add to its command line (``--responder``, ``--latency``)."""
+    port = free_port()
+    command = [sys.executable, "-m", "testing.scripted", "--port", str(port), *args]
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        wait_until_ready(process, base_url, timeout=ready_timeout, command=command)
+        yield base_url
+    finally:
+        stop(process)
 
 
 if __name__ == "__main__":

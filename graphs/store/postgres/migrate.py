@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphs.board import Board
-from graphs.checkpointer import saved
-from graphs.postgres.board import PostgresBoard
-from graphs.postgres.checkpointer import open_postgres_checkpointer
+from graphs.store.checkpointer import saved
+from graphs.store.postgres.board import PostgresBoard
+from graphs.store.postgres.checkpointer import open_postgres_checkpointer
+from graphs.store.sqlite_board import Board
 
 _BOARD_SQL = {
     "runs": (

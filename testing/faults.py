@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from serving.scripted import Reply, Responder
+from testing.scripted import Reply, Responder
 
 FAULTS = ("500", "429", "hang", "drop", "garbage")
 
