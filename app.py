@@ -81,10 +81,8 @@ class CLIError(Exception):
 
 
 # One message each, the traceback under --debug; anything else is a bug and bubbles up.
-USER_ERRORS = (
-    CLIError, EndpointError, RunInProgress, StoreDamaged, DiskFull, DatabaseError, OSError,
-    ValueError,
-)  # fmt: skip
+USER_ERRORS = (CLIError, EndpointError, RunInProgress, StoreDamaged, DiskFull, DatabaseError)
+USER_ERRORS += (OSError, ValueError)
 
 
 def _message(exc: BaseException) -> str:

@@ -68,8 +68,9 @@ class _Repeatable(argparse.Action):
         if before is None or before is argparse.SUPPRESS:
             setattr(namespace, self.dest, values)
         else:
-            setattr(namespace, self.dest, [*(before if isinstance(before, list) else [before]),
-                                           values])  # fmt: skip
+            setattr(
+                namespace, self.dest, [*(before if isinstance(before, list) else [before]), values]
+            )
 
 
 class Parser(argparse.ArgumentParser):

@@ -147,8 +147,12 @@ async def evaluate(
     chosen = [(i, s) for i, s in enumerate(samples) if shard is None or shard.holds(s)]
     folder = spec.folder(out_root) if shard is None else shard.folder(spec, out_root)
     write_json_atomic(folder / "spec.json", spec.to_json())
-    load = {"n_docs": len(loaded.samples), "skipped_records": [str(e) for e in loaded.errors],
-            "missing_media": sorted(missing), "load_notes": loaded.notes}  # fmt: skip
+    load = {
+        "n_docs": len(loaded.samples),
+        "skipped_records": [str(e) for e in loaded.errors],
+        "missing_media": sorted(missing),
+        "load_notes": loaded.notes,
+    }
     if shard is not None:
         write_manifest(folder, shard, spec, [i for i, _ in chosen], load)
     sample_log = SampleLog(folder, check=record_problem)

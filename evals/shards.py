@@ -69,8 +69,9 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
-def write_manifest(folder: Path, shard: Shard, spec: EvalSpec, doc_ids: list[int],
-                   load: dict[str, Any]) -> None:  # fmt: skip
+def write_manifest(
+    folder: Path, shard: Shard, spec: EvalSpec, doc_ids: list[int], load: dict[str, Any]
+) -> None:
     """Record the shard's documents and what loading the split found."""
     write_json_atomic(
         folder / MANIFEST,
@@ -96,8 +97,10 @@ def read_shards(folders: list[Path]) -> Merged:
     for folder in folders:
         manifest_path, spec_path = folder / MANIFEST, folder / "spec.json"
         if not manifest_path.is_file() or not spec_path.is_file():
-            raise MergeRefused(f"{folder} is not a shard folder (no {MANIFEST} or spec.json): "
-                               "give the folders `eval run --shard I/N` wrote")  # fmt: skip
+            raise MergeRefused(
+                f"{folder} is not a shard folder (no {MANIFEST} or spec.json): "
+                "give the folders `eval run --shard I/N` wrote"
+            )
         manifest = json.loads(manifest_path.read_text())
         spec = EvalSpec.from_json(json.loads(spec_path.read_text()))
         specs.setdefault(spec.hash, folder)
@@ -115,8 +118,10 @@ def read_shards(folders: list[Path]) -> Merged:
     missing = [i for i in range(1, count + 1) if i not in found]
     if missing:
         names = ", ".join(f"{i}/{count}" for i in missing)
-        raise MergeRefused(f"shards {names} are missing: run them (eval run --shard I/{count}) "
-                           "and give their folders too")  # fmt: skip
+        raise MergeRefused(
+            f"shards {names} are missing: run them (eval run --shard I/{count}) "
+            "and give their folders too"
+        )
     records: dict[int, dict[str, Any]] = {}
     for index in sorted(found):
         folder, manifest = found[index]

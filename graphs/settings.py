@@ -82,11 +82,18 @@ class Settings:
             return OpenAIChatModel(
                 self.endpoint, api_key=self.api_key, model=self.model, timeout=self.request_timeout
             )
-        return EndpointFleet([
-            OpenAIChatModel(url, api_key=self.api_key, model=self.model,
-                            timeout=self.request_timeout, max_retries=1)
-            for url in self.endpoints
-        ])  # fmt: skip
+        return EndpointFleet(
+            [
+                OpenAIChatModel(
+                    url,
+                    api_key=self.api_key,
+                    model=self.model,
+                    timeout=self.request_timeout,
+                    max_retries=1,
+                )
+                for url in self.endpoints
+            ]
+        )
 
     @classmethod
     def load(cls, env_file: str | Path | None = ".env", **overrides) -> Settings:

@@ -75,9 +75,11 @@ class EndpointFleet:
                 raise EndpointError(
                     "every endpoint failed this request: "
                     + "; ".join(f"{url}: {exc}" for url, exc in errors),
-                    base_url=self.base_url, kind=last.kind, status=last.status,
+                    base_url=self.base_url,
+                    kind=last.kind,
+                    status=last.status,
                     attempts=sum(exc.attempts for _, exc in errors),
-                )  # fmt: skip
+                )
             tried.add(self.members.index(member))
             member.chosen = next(self._order)
             member.in_flight += 1

@@ -181,9 +181,17 @@ class Board(BoardStore):
             self._db.execute(
                 "INSERT INTO runs (run_id, thread_id, video, question, settings, status, "
                 "started_at, owner, source) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
-                [run_id, thread_id, video, question, json.dumps(settings, sort_keys=True),
-                 time.time(), owners.current().to_json(), json.dumps(source or {}, sort_keys=True)],
-            )  # fmt: skip
+                [
+                    run_id,
+                    thread_id,
+                    video,
+                    question,
+                    json.dumps(settings, sort_keys=True),
+                    time.time(),
+                    owners.current().to_json(),
+                    json.dumps(source or {}, sort_keys=True),
+                ],
+            )
 
     def claim_run(self, run_id: str) -> bool:
         """Mark a registered run `running` and owned by this process (a resumed run);

@@ -152,9 +152,17 @@ class PostgresBoard(BoardStore):
             "error = NULL, finished_at = NULL, owner = excluded.owner, "
             "lease_until = excluded.lease_until"
         )
-        params = [run_id, thread_id, video, question, json.dumps(settings, sort_keys=True),
-                  time.time(), owners.current().to_json(), self.lease_s,
-                  json.dumps(source or {}, sort_keys=True)]  # fmt: skip
+        params = [
+            run_id,
+            thread_id,
+            video,
+            question,
+            json.dumps(settings, sort_keys=True),
+            time.time(),
+            owners.current().to_json(),
+            self.lease_s,
+            json.dumps(source or {}, sort_keys=True),
+        ]
         self._call("starting a run", lambda conn: conn.execute(sql, params))
         self._own(run_id)
 

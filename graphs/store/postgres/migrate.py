@@ -79,18 +79,25 @@ async def copy_checkpoints(path: Path, url: str, migration: Migration) -> None:
             there = {(r["thread_id"], r["checkpoint_ns"], r["checkpoint_id"]) async for r in cursor}
         for saved_tuple in reversed(checkpoints):  # oldest first
             configurable = saved_tuple.config["configurable"]
-            key = (configurable["thread_id"], configurable.get("checkpoint_ns", ""),
-                   configurable["checkpoint_id"])  # fmt: skip
+            key = (
+                configurable["thread_id"],
+                configurable.get("checkpoint_ns", ""),
+                configurable["checkpoint_id"],
+            )
             if key in there:
                 continue
             parent = (saved_tuple.parent_config or {}).get("configurable", {})
-            config: dict[str, Any] = {"configurable": {
-                "thread_id": key[0], "checkpoint_ns": key[1],
-                "checkpoint_id": parent.get("checkpoint_id"),
-            }}  # fmt: skip
+            config: dict[str, Any] = {
+                "configurable": {
+                    "thread_id": key[0],
+                    "checkpoint_ns": key[1],
+                    "checkpoint_id": parent.get("checkpoint_id"),
+                }
+            }
             checkpoint = saved_tuple.checkpoint
-            await saver.aput(config, checkpoint, saved_tuple.metadata,
-                             dict(checkpoint["channel_versions"]))  # fmt: skip
+            await saver.aput(
+                config, checkpoint, saved_tuple.metadata, dict(checkpoint["channel_versions"])
+            )
             copied += 1
         async with saver.conn.connection() as conn, conn.transaction(), conn.cursor() as cursor:
             added = 0

@@ -114,10 +114,16 @@ def open_pool(
     is waited for at most ``retry_s``."""
     check_reachable(url)
     pool = psycopg_pool.ConnectionPool(
-        url, min_size=1, max_size=max_size, open=False, check=_check, reset=_reset,
-        kwargs={**CONNECTION_OPTIONS, "autocommit": True, **kwargs}, timeout=retry_s,
+        url,
+        min_size=1,
+        max_size=max_size,
+        open=False,
+        check=_check,
+        reset=_reset,
+        kwargs={**CONNECTION_OPTIONS, "autocommit": True, **kwargs},
+        timeout=retry_s,
         name="paravt-board",
-    )  # fmt: skip
+    )
     pool.open(wait=False)
     return pool
 
@@ -132,10 +138,16 @@ async def open_async_pool(
     except psycopg.Error as exc:
         raise connect_error(exc, url) from exc
     pool = psycopg_pool.AsyncConnectionPool(
-        url, min_size=1, max_size=max_size, open=False, check=_acheck, reset=_areset,
-        kwargs={**CONNECTION_OPTIONS, "autocommit": True, **kwargs}, timeout=retry_s,
+        url,
+        min_size=1,
+        max_size=max_size,
+        open=False,
+        check=_acheck,
+        reset=_areset,
+        kwargs={**CONNECTION_OPTIONS, "autocommit": True, **kwargs},
+        timeout=retry_s,
         name="paravt-checkpoints",
-    )  # fmt: skip
+    )
     await pool.open(wait=False)
     return pool
 
