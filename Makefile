@@ -5,12 +5,12 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: setup demo test test-areal lmms-env test-lmms lint bench nano clean
+.PHONY: setup demo test test-areal test-sglang lmms-env test-lmms lint bench nano clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[serve,studio,evals,train]" --group dev
+	$(BIN)/pip install --quiet -e ".[serve,studio,evals,train,postgres]" --group dev
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -32,6 +32,16 @@ $(AREAL_API)/.installed: requirements/areal-api.txt $(STAMP)
 test-areal: $(AREAL_API)/.installed
 	PARAVT_AREAL_API=$(CURDIR)/$(AREAL_API) $(BIN)/python -m pytest tests/test_areal_released.py
 
+# The serve flags against released SGLang's and its router's own argument parsers (sglang 0.5.23
+# and smg 1.13.0 without their GPU stack, in a folder beside .venv): tests/test_sglang_released.py.
+SGLANG_API = .sglang-api
+$(SGLANG_API)/.installed: requirements/sglang-api.txt $(STAMP)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --target $(SGLANG_API) \
+		-r requirements/sglang-api.txt
+	touch $@
+
+test-sglang: $(SGLANG_API)/.installed
+	PARAVT_SGLANG_API=$(CURDIR)/$(SGLANG_API) $(BIN)/python -m pytest tests/test_sglang_released.py
 # lmms-eval with this project as its `paravt` model, in an environment of its own beside .venv
 # (docs/lmms-eval.md says why): pip puts the machine's CPU torch in first, then uv resolves
 # lmms-eval and this checkout around it, with requirements/lmms-eval-overrides.txt leaving
@@ -65,4 +75,4 @@ nano: $(STAMP)
 	$(BIN)/python bench/nano_eval.py
 
 clean:
-	rm -rf $(VENV) $(AREAL_API) $(LMMS_VENV) .paravt bench/.cache
+	rm -rf $(VENV) $(AREAL_API) $(SGLANG_API) $(LMMS_VENV) .paravt bench/.cache

@@ -18,27 +18,28 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from agents import benchmark, video
-from agents.completion import EndpointError
+from agents import benchmark
+from agents.client.completion import EndpointError
+from agents.media import video
 from agents.protocol import THINK_PREFIX
 from agents.question_rules import check_question
 from agents.synthetic import QAItem, read_manifest
 from agents.terminal_text import plain
+from cli.board import add_board_commands
+from cli.log_setup import configure_logging
+from cli.parser import Commands, Parser, global_arguments, version
+from cli.report import RunDisplay, judge, result_record
 from evals.cli import add_eval_commands
-from graphs import event_loop
-from graphs.board import Board
 from graphs.builder import compile_graph
-from graphs.checkpointer import open_checkpointer
-from graphs.cli import add_board_commands
-from graphs.cli_logging import configure_logging
-from graphs.cli_parser import Commands, Parser, global_arguments, version
 from graphs.context import Context, add_context_arguments
 from graphs.presets import NANO
 from graphs.regime import served_context
-from graphs.report import RunDisplay, judge, result_record
-from graphs.run import RunInProgress, RunResult, run_question
+from graphs.runs import event_loop
+from graphs.runs.run import RunInProgress, RunResult, run_question
 from graphs.settings import Settings
-from graphs.store_errors import DiskFull, StoreDamaged
+from graphs.store.errors import DiskFull, StoreDamaged
+from graphs.store.postgres.url import DatabaseError
+from graphs.store.stores import open_board, open_checkpoints
 from serving.cli import add_serve_command
 from serving.fallback import endpoint_or_local
 
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             home=args.home,
             board_db=args.board_db,
             checkpoint_db=args.checkpoint_db,
+            database_url=args.database_url,
         )
         masking.redactor = settings.redact  # every line from here on is masked
         return args.handler(args, settings)
@@ -79,7 +81,8 @@ class CLIError(Exception):
 
 
 # One message each, the traceback under --debug; anything else is a bug and bubbles up.
-USER_ERRORS = (CLIError, EndpointError, RunInProgress, StoreDamaged, DiskFull, OSError, ValueError)
+USER_ERRORS = (CLIError, EndpointError, RunInProgress, StoreDamaged, DiskFull, DatabaseError)
+USER_ERRORS += (OSError, ValueError)
 
 
 def _message(exc: BaseException) -> str:
@@ -224,29 +227,32 @@ async def _run(
     prompt: str | None = None,
     on_update=None,
 ) -> RunResult:
-    board = Board(settings.board_path)
-    async with (
-        settings.chat_model() as llm,
-        open_checkpointer(settings.checkpoint_path) as saver,
-    ):
-        context = await served_context(args, base or Context(), llm)  # the model list first
-        # the client's once-per-invocation questions go out while the graph compiles
-        warm = asyncio.create_task(llm.warm_up(THINK_PREFIX if context.think_prefix else None))
-        graph = compile_graph(llm, board, checkpointer=saver)  # the user's own paths: trusted
-        await warm
-        return await run_question(
-            graph,
-            board,
-            video_path=video,
-            question=question,
-            options=options,
-            kind=args.kind,
-            prompt=prompt,
-            context=context,
-            thread_id=args.thread_id,
-            new_thread=args.new_thread,
-            on_update=on_update,
-        )
+    board = open_board(settings)
+    try:
+        async with (
+            settings.chat_model() as llm,
+            open_checkpoints(settings) as saver,
+        ):
+            context = await served_context(args, base or Context(), llm)  # the model list first
+            # the client's once-per-invocation questions go out while the graph compiles
+            warm = asyncio.create_task(llm.warm_up(THINK_PREFIX if context.think_prefix else None))
+            graph = compile_graph(llm, board, checkpointer=saver)  # the user's own paths: trusted
+            await warm
+            return await run_question(
+                graph,
+                board,
+                video_path=video,
+                question=question,
+                options=options,
+                kind=args.kind,
+                prompt=prompt,
+                context=context,
+                thread_id=args.thread_id,
+                new_thread=args.new_thread,
+                on_update=on_update,
+            )
+    finally:
+        board.close()
 
 
 def _report(
@@ -267,15 +273,20 @@ def _report(
 
 
 def cmd_studio(args: argparse.Namespace, settings: Settings) -> int:
-    """Start `langgraph dev` offline: no analytics, no version check, no tracing upload."""
+    """Start `langgraph dev` offline: no analytics, no version check, no tracing upload. With
+    a database URL the board and the server's checkpoints go to it (langgraph.postgres.json)."""
     env = {
         **os.environ,
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "true",
         "LANGSMITH_TRACING": "false",
-        "PARAVT_ENDPOINT": settings.endpoint,
+        "PARAVT_ENDPOINT": ",".join(settings.endpoints),
         "PARAVT_HOME": str(settings.home),
     }
+    config = "langgraph.json"
+    if settings.database_url:
+        env["PARAVT_DATABASE_URL"] = settings.database_url
+        config = "langgraph.postgres.json"
     langgraph = Path(sys.executable).with_name("langgraph")
     command = [
         str(langgraph),
@@ -284,7 +295,7 @@ def cmd_studio(args: argparse.Namespace, settings: Settings) -> int:
         "--port",
         str(args.port),
         "--config",
-        str(Path(__file__).parent / "langgraph.json"),
+        str(Path(__file__).parent / config),
     ]
     return subprocess.call(command, env=env, cwd=Path(__file__).parent)
 

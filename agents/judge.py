@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agents.completion import ChatModel
+from agents.client.completion import ChatModel
 from agents.requests import ModelRequest, SamplingParams
 
 #: Enough for the judge's JSON object with a short extracted answer.

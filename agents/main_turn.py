@@ -56,14 +56,14 @@ class Setting:
     """What the main agent is told about its tools and its media."""
 
     calls_per_turn: int  # crop_video calls served per turn (0: no tools)
-    media: str = "video"  # agents.video.VideoInfo.codec: "image" and "pages" are still media
+    media: str = "video"  # agents.media.video.VideoInfo.codec: "image" and "pages" are still media
     answer_now: bool = False  # no tool turns at all: the first turn must answer
 
     @classmethod
     def of(cls, ctx: Any, media: str) -> Setting:
         """The setting of a run (``ctx``: its graphs.context.Context)."""
-        calls = ctx.calls_per_turn
-        return cls(calls, media, answer_now=calls == 0 or ctx.max_turns == 0)
+        calls_per_turn = ctx.calls_per_turn
+        return cls(calls_per_turn, media, answer_now=calls_per_turn == 0 or ctx.max_turns == 0)
 
 
 def first_user_content(

@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from agents import frame_store, video
+from agents.media import frame_store, video
 from agents.protocol import TOOL_NAME
 
 QuestionKind = Literal["multiple_choice", "grounding", "open_ended"]
@@ -59,7 +59,7 @@ def frames_part(
     sampling: str = "exact",
 ) -> dict[str, Any]:
     """A reference to decoded frames, expanded into images only when a request is sent.
-    `region` is a band of a still image's height (agents.stills).
+    `region` is a band of a still image's height (agents.media.stills).
 
     With `sampling="keyframe"` (a video only) each time is snapped to its nearest keyframe,
     read from the file's packets: `timestamps` are then the frames' real times, beside the

@@ -1,6 +1,6 @@
 """The sub-agent's and the verifier's requests: one crop window, its frames, and what to say.
 
-Which frames a window gets follows `agents.sampling.window_plan` (still media included); the
+Which frames a window gets follows `agents.media.sampling.window_plan` (still media included); the
 words are `agents.prompts.subagent_messages` and `agents.verify.verify_messages`.
 """
 
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents import prompts
+from agents.media.sampling import window_plan
 from agents.requests import ModelRequest, SamplingParams
-from agents.sampling import window_plan
 from agents.verify import MAX_VERDICT_TOKENS, verify_messages
 
 
@@ -21,7 +21,7 @@ class Window:
     """One validated crop_video call: where it looks, and which call of which turn it is."""
 
     video: str
-    codec: str  # agents.video.VideoInfo.codec: "image" and "pages" are still media
+    codec: str  # agents.media.video.VideoInfo.codec: "image" and "pages" are still media
     start: float
     end: float
     turn: int

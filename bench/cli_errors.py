@@ -232,7 +232,7 @@ def statuses(board: Path) -> dict:
 
 def main() -> None:
     from serving.launch import free_port
-    from serving.scripted import Reply, ScriptedServer
+    from testing.scripted import Reply, ScriptedServer
 
     work = Path(tempfile.mkdtemp(prefix="paravt-cli-errors-"))
     inputs = make_inputs(work)

@@ -1,10 +1,10 @@
 """Concurrency on fresh and shared files: the board's first creation, and many runs at once.
 
 1. Board race: N processes, released together by a barrier file, open one new board file
-   (`graphs.board.Board`); repeated over several trials. Target: 0 failures.
+   (`graphs.store.sqlite_board.Board`); repeated over several trials. Target: 0 failures.
 2. Concurrent runs: 64 `app.py run` invocations at once in one process (64 threads through
    `app.main`, each with its own board and checkpoint connections on a fresh PARAVT_HOME),
-   two crop calls each, against `serving.scripted` in its own process. Target: 0 errors,
+   two crop calls each, against `testing.scripted` in its own process. Target: 0 errors,
    64 answered runs, every note exactly once, 64 checkpoint threads.
 
     python bench/concurrency.py   # -> bench/concurrency.json
@@ -34,7 +34,7 @@ RESULT = Path(__file__).with_suffix(".json")
 BARRIER_CHILD = """
 import os, sys, time
 sys.path.insert(0, {root!r})
-from graphs.board import Board
+from graphs.store.sqlite_board import Board
 while not os.path.exists(sys.argv[2]):
     time.sleep(0.0005)
 try:
@@ -79,12 +79,12 @@ def board_race(processes: int, trials: int, work: Path) -> dict:
 def concurrent_runs(n: int, work: Path, video: Path) -> dict:
     """n `app.py run`s at once in one process, each through app.main on its own thread."""
     import app
-    from graphs.board import Board
+    from graphs.store.sqlite_board import Board
 
     home = work / f"home-{n}"
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "serving.scripted", "--port", str(port), *SERVER_ARGS],
+        [sys.executable, "-m", "testing.scripted", "--port", str(port), *SERVER_ARGS],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,

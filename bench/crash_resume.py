@@ -48,8 +48,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=RESULT)
     args = parser.parse_args()
-    from graphs.board import Board
-    from serving.scripted import ScriptedServer
+    from graphs.store.sqlite_board import Board
+    from testing.scripted import ScriptedServer
     from tests.harness import (
         Oracle,
         accounting,

@@ -1,7 +1,7 @@
 """Frame threads by frame size: CPU and wall time of decode_frames with the decoder's frame
 threads on and off, on 60 s H.264 clips from the needle task's 128x96 up to 720p.
 
-`agents.video` threads the decoder only from `THREADED_MIN_PIXELS` up: below it threads save
+`agents.media.video` threads the decoder only from `THREADED_MIN_PIXELS` up: below it threads save
 no wall time and cost extra CPU, which a batch eval decoding many small videos at once pays
 on every sample.
 
@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents import video  # noqa: E402
+from agents.media import video  # noqa: E402
 from bench.video_decode import CACHE, ensure_ffmpeg  # noqa: E402
 
 RESULT = Path(__file__).with_suffix(".json")

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from serving.scripted import role_of
+from testing.scripted import role_of, turn_of
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -33,7 +33,7 @@ def reply(body: dict) -> str:
     """Crop once around the middle, then answer; sub-agents describe."""
     if role_of(body) == "sub_agent":
         return "a coloured shape"
-    if "<tool_response>" in str(body["messages"][-2:]):
+    if turn_of(body):
         return "\n</think>\n<answer>A</answer>"
     return (
         '\n</think>\n<tool_call>{"name": "crop_video", "arguments": '
@@ -49,12 +49,12 @@ def peak_rss_mb() -> float:
 
 
 async def child(args: argparse.Namespace) -> dict:
-    from agents import frame_store
-    from agents.llm import OpenAIChatModel
+    from agents.client.llm import OpenAIChatModel
+    from agents.media import frame_store
     from evals.runner import evaluate
     from evals.spec import EvalSpec
     from evals.tasks import get_task
-    from serving.scripted import ScriptedServer
+    from testing.scripted import ScriptedServer
 
     frame_store.FRAME_CACHE.set_disk_dir(args.cache)
     task = get_task("needle")

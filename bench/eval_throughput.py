@@ -2,7 +2,7 @@
 
 A scripted server of fixed latency answers every request. First `app.py eval run` (the real
 CLI, a subprocess) runs the needle task with dispatch `none` at concurrency 16; then a bare
-asyncio loop (httpx2, a semaphore of 16; on the event loop the CLI uses, `graphs.event_loop`)
+asyncio loop (httpx2, a semaphore of 16; on the event loop the CLI uses, `graphs.runs.event_loop`)
 sends the very request bodies the eval sent. Both are
 timed the same way, at the server, from the first request's arrival to the last answer.
 Target: the eval reaches at least 0.9x the bare loop's requests per second. Measured at
@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from graphs import event_loop  # noqa: E402
+from graphs.runs import event_loop  # noqa: E402
 
 RESULT = Path(__file__).with_suffix(".json")
 TARGET = 0.9
@@ -86,7 +86,7 @@ async def bare_loop(base_url: str, bodies: list[dict], concurrency: int) -> None
 
 def measure(work: Path, options: dict, latency: float, concurrency: int) -> dict:
     """The eval CLI, then the bare loop replaying its requests, on one fixed latency."""
-    from serving.scripted import ScriptedServer
+    from testing.scripted import ScriptedServer
 
     clock, replay = Clock(), Clock()
     out = work / f"out-{latency}"

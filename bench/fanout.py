@@ -2,14 +2,14 @@
 against the slowest single call.
 
 One run: the main agent writes 16 crop_video calls, 16 sub-agents run, the main agent
-answers; real HTTP to `serving.scripted` in its own process, where every sub-agent call
+answers; real HTTP to `testing.scripted` in its own process, where every sub-agent call
 takes a fixed `--latency` and the main turn streams word by word (`--word-ms`, as a served
 model writes). Frames are cold: every run gets a video file of its own and no disk cache.
 
     fan-out = (last sub-agent return - main turn's end) / slowest sub-agent call
 
 Goal: 1.1 or less. Two arms side by side, in alternation: `prefetch` (windows decode as each
-``</tool_call>`` streams in, graphs/prefetch.py) and `at_dispatch` (WindowPrefetch disabled:
+``</tool_call>`` streams in, graphs/runs/prefetch.py) and `at_dispatch` (WindowPrefetch disabled:
 each sub-agent decodes its window when it starts, as before). The audit measured 1.15x.
 
     python bench/fanout.py [--runs 6]   # writes bench/fanout.json
@@ -29,18 +29,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents import frame_store  # noqa: E402
-from agents.llm import OpenAIChatModel  # noqa: E402
+from agents.client.llm import OpenAIChatModel  # noqa: E402
+from agents.media import frame_store  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
-from graphs import event_loop  # noqa: E402
-from graphs.board import Board  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
 from graphs.context import Context  # noqa: E402
 from graphs.nodes import main_agent as main_agent_node  # noqa: E402
-from graphs.prefetch import WindowPrefetch  # noqa: E402
-from graphs.run import run_question  # noqa: E402
+from graphs.runs import event_loop  # noqa: E402
+from graphs.runs.prefetch import WindowPrefetch  # noqa: E402
+from graphs.runs.run import run_question  # noqa: E402
+from graphs.store.sqlite_board import Board  # noqa: E402
 from serving.launch import endpoint_ready, free_port  # noqa: E402
-from serving.scripted import Reply, role_of  # noqa: E402
+from testing.scripted import Reply, role_of, turn_of  # noqa: E402
 
 K = 16
 DURATION = 320.0
@@ -61,7 +61,7 @@ def reply(body: dict) -> Reply:
     """The scripted server's responder: calls, then an answer; sub-agents take the latency."""
     if role_of(body) == "sub_agent":
         return Reply("a red circle from 12 to 14 seconds.")
-    if "<tool_response>" in str(body["messages"][-2:]):
+    if turn_of(body):
         return Reply("\n</think>\n<answer>A</answer>", delay_s=0.0)
     return Reply(_calls(), delay_s=0.0, chunk_delay_s=WORD_S)
 
@@ -119,7 +119,7 @@ def main() -> None:
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-c", f"import bench.fanout as b; b.WORD_S = {WORD_S}; "
-         "from serving.scripted import main; "
+         "from testing.scripted import main; "
          f"main(['--port', '{port}', '--latency', '{args.latency}', "
          "'--responder', 'bench.fanout:reply'])"],
         cwd=ROOT, stdout=subprocess.DEVNULL,

@@ -3,7 +3,7 @@
 The long version of tests/test_fault_injection.py: `app.py eval run` on needle samples (a
 crop, two sub-agents and an answer each) against the scripted server, which answers
 `--rate` of the requests with a 500, a 429, a hang past the client's timeout, a dropped
-connection or a non-JSON 200 (serving/faults.py, the kinds in turn), the rest correctly.
+connection or a non-JSON 200 (testing/faults.py, the kinds in turn), the rest correctly.
 The same command is rerun until no sample is an error. Targets: every scored sample right
 (a fault never becomes an answer), every error unscored, the set complete, 0 duplicated.
 
@@ -34,8 +34,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=50)
     parser.add_argument("--json", type=Path, default=RESULT)
     args = parser.parse_args()
-    from serving.faults import FaultInjector
-    from serving.scripted import ScriptedServer
+    from testing.faults import FaultInjector
+    from testing.scripted import ScriptedServer
     from tests.harness import (
         Oracle,
         accounting,

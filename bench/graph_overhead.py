@@ -1,8 +1,8 @@
 """Orchestration overhead per main-agent turn against a zero-latency OpenAI-compatible server.
 
 Each run: prepare -> main agent (2 crop_video calls) -> 2 sub-agents -> collect -> main
-agent (answer) -> finish, with the CLI's checkpointer (graphs.checkpointer) and board files
-on disk and real HTTP to `serving.scripted` in its own process (its JSON parsing is not
+agent (answer) -> finish, with the CLI's checkpointer (graphs.store.checkpointer) and board files
+on disk and real HTTP to `testing.scripted` in its own process (its JSON parsing is not
 counted). Frames are decoded once (warm cache), as in a long session, so what is left is
 graph, checkpoint, board, prompt building and HTTP. Target: median under 20 ms per main-agent turn.
 
@@ -24,15 +24,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-from agents.llm import OpenAIChatModel  # noqa: E402
+from agents.client.llm import OpenAIChatModel  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
-from graphs.board import Board  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
-from graphs.checkpointer import open_checkpointer  # noqa: E402
 from graphs.context import Context  # noqa: E402
-from graphs.run import run_question  # noqa: E402
-from serving.launch import scripted_process  # noqa: E402
-from serving.scripted import role_of  # noqa: E402
+from graphs.runs.run import run_question  # noqa: E402
+from graphs.store.checkpointer import open_checkpointer  # noqa: E402
+from graphs.store.sqlite_board import Board  # noqa: E402
+from testing.scripted import role_of, scripted_process, turn_of  # noqa: E402
 
 CALLS = (
     '\n</think>\n<tool_call>\n{"name": "crop_video", "arguments": {"start_time": 10, '
@@ -44,7 +43,7 @@ CALLS = (
 def reply(body: dict) -> str:
     if role_of(body) == "sub_agent":
         return "a red circle at 12 seconds"
-    if "<tool_response>" in str(body["messages"][-2:]):
+    if turn_of(body):
         return "\n</think>\n<answer>A</answer>"
     return CALLS
 

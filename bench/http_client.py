@@ -1,7 +1,7 @@
 """Client CPU per request of the two HTTP libraries the chat client can run on, side by side.
 
-httpx (httpcore 1) and httpx2 (httpcore2, the default: agents/transport.py) each send the
-same small chat request to `serving.scripted` in its own process, N at a time, alternating
+httpx (httpcore 1) and httpx2 (httpcore2, the default: agents/client/transport.py) each send the
+same small chat request to `testing.scripted` in its own process, N at a time, alternating
 rounds; the figure is this process's CPU time per request (the server's is not in it).
 
     python bench/http_client.py   # writes bench/http_client.json
@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 import httpx2  # noqa: E402
 
-from serving.launch import scripted_process  # noqa: E402
+from testing.scripted import scripted_process  # noqa: E402
 
 BODY = b'{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":8}'
 LIBRARIES = {"httpx": httpx, "httpx2": httpx2}

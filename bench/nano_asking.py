@@ -17,10 +17,10 @@ from nano_phrasings import Phrased, held_out, score, table
 
 from agents import benchmark
 from evals.tasks.needle import SPLIT_SEEDS, split_folder
-from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.context import Context
-from graphs.run import run_question
+from graphs.runs.run import run_question
+from graphs.store.sqlite_board import Board
 
 #: The settings of bench/nano_eval.py's runs: the benchmark's, with its token caps.
 CONTEXT = replace(Context(**benchmark.GRAPH_SETTINGS), max_new_tokens=256, summary_max_tokens=48)

@@ -12,11 +12,13 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from agents import benchmark, frame_store
+from agents import benchmark
+from agents.media import frame_store
 from agents.protocol import render_turn
 from agents.scoring.accuracy import accuracy_reward
 from agents.synthetic import QAItem, read_manifest  # noqa: F401 (QAItem: the doctest)
-from graphs.board import Board
+from graphs.runs.traces import call_role
+from graphs.store.sqlite_board import Board
 from training.nano.intents import intent_of
 from training.nano.oracle import reasoning, window_note
 from training.nano.reasoning import pick_lines, sightings
@@ -143,7 +145,7 @@ def run_samples(folder: Path) -> Iterator[tuple]:
         truth, items = read_manifest(Path(record["sample"]["media"]).with_suffix(".json"))
         item = next(i for i in items if i.question == record["sample"]["question"])
         trace = board.trace(record["trace_id"])
-        subs = [c for c in trace["model_calls"] if c["agent"].startswith("sub:")]
+        subs = [c for c in trace["model_calls"] if call_role(c) == "sub_agent"]
         yield truth, item, trace, subs
 
 

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from nano_asking import phrasing_report  # noqa: E402
 from nano_verifier import verifier_report  # noqa: E402
 
-from agents.llm import OpenAIChatModel  # noqa: E402
+from agents.client.llm import OpenAIChatModel  # noqa: E402
 from bench.nano_diagnosis import diagnose  # noqa: E402
 from evals.runner import evaluate  # noqa: E402
 from evals.spec import EvalSpec  # noqa: E402

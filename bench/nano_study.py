@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from nano_eval import weights_digest  # noqa: E402
 
-from agents.llm import OpenAIChatModel  # noqa: E402
+from agents.client.llm import OpenAIChatModel  # noqa: E402
 from evals.study import STUDY_CONFIGS, run_study  # noqa: E402
 from evals.tasks import get_task  # noqa: E402
 from graphs.context import Context  # noqa: E402

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.video_decode import ensure_ffmpeg, ensure_input  # noqa: E402
-from serving.scripted import ScriptedServer, role_of  # noqa: E402
+from testing.scripted import ScriptedServer, role_of, turn_of  # noqa: E402
 
 WINDOWS = [(30, 60), (150, 180), (270, 300), (390, 420), (510, 540)]
 
@@ -29,7 +29,7 @@ WINDOWS = [(30, 60), (150, 180), (270, 300), (390, 420), (510, 540)]
 def reply(body: dict) -> str:
     if role_of(body) == "sub_agent":
         return "A test pattern with a moving colour bar and a running clock."
-    if "<tool_response>" in str(body["messages"][-2:]):
+    if turn_of(body):
         return "\n</think>\n<answer>A</answer>"
     blocks = "".join(
         '<tool_call>{"name": "crop_video", "arguments": '

@@ -3,12 +3,12 @@ HTTP requests, per main-agent turn, at K = 2, 5 and 16 parallel calls (64 overvi
 
 Each run takes the path `app.py run` takes (graph context fitted to the served model, the
 real client, a checkpoint file and a board file on disk, the graph compiled, the live
-display) against `serving.scripted` in its own process with zero latency. Every request the
+display) against `testing.scripted` in its own process with zero latency. Every request the
 client sent in the run (not the warm-up's) is then replayed with a bare client of the same
 HTTP library (httpx2), in the same order and the same concurrency (a turn's sub-agent calls
 at once): what is left is graph, checkpoint, board, prompt building and the client. Frames
 are warm (decoded by a first, untimed run), as when a session asks several questions of one
-video. Run and replay share the event loop app.py runs on (`graphs.event_loop`: uvloop when
+video. Run and replay share the event loop app.py runs on (`graphs.runs.event_loop`: uvloop when
 installed; PARAVT_EVENT_LOOP=asyncio for asyncio's own). Target: under 20 ms per main turn
 at K = 5.
 
@@ -34,20 +34,19 @@ sys.path.insert(0, str(ROOT))
 import httpx2  # noqa: E402
 from rich.console import Console  # noqa: E402
 
-from agents.llm import OpenAIChatModel  # noqa: E402
+from agents.client.llm import OpenAIChatModel  # noqa: E402
+from agents.client.transport import default_http_client  # noqa: E402
 from agents.protocol import THINK_PREFIX  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
-from agents.transport import default_http_client  # noqa: E402
-from graphs import event_loop  # noqa: E402
-from graphs.board import Board  # noqa: E402
+from cli.report import RunDisplay  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
-from graphs.checkpointer import open_checkpointer  # noqa: E402
 from graphs.context import Context  # noqa: E402
 from graphs.regime import served_context  # noqa: E402
-from graphs.report import RunDisplay  # noqa: E402
-from graphs.run import run_question  # noqa: E402
-from serving.launch import scripted_process  # noqa: E402
-from serving.scripted import role_of  # noqa: E402
+from graphs.runs import event_loop  # noqa: E402
+from graphs.runs.run import run_question  # noqa: E402
+from graphs.settings import Settings  # noqa: E402
+from graphs.store.stores import open_board, open_checkpoints  # noqa: E402
+from testing.scripted import role_of, scripted_process, turn_of  # noqa: E402
 
 KS = (2, 5, 16)
 ANSWER = "\n</think>\n<answer>A</answer>"
@@ -68,7 +67,7 @@ def responder(k: int):
     def reply(body: dict) -> str:
         if role_of(body) == "sub_agent":
             return "a red circle at 12 seconds"
-        return ANSWER if "<tool_response>" in str(body["messages"][-2:]) else calls(k)
+        return ANSWER if turn_of(body) else calls(k)
 
     return reply
 
@@ -87,19 +86,21 @@ class Recorder:
 
 
 async def one_run(
-    base_url: str, work: Path, video: str, k: int, recorder: Recorder
+    base_url: str, work: Path, video: str, k: int, recorder: Recorder, database_url: str = ""
 ) -> tuple[int, float, float]:
     """The body of app.py's `_run`: (main-agent turns, setup seconds, run seconds). Setup
     (fitting the context to the served model, the client, the checkpoint file, compiling
-    the graph) happens once per CLI invocation; the run is `run_question`."""
+    the graph) happens once per CLI invocation; the run is `run_question`. With
+    ``database_url`` the board and checkpoints are in PostgreSQL (`graphs.store.stores`)."""
     began = time.perf_counter()
     args = SimpleNamespace()  # no flags given: every setting from the base context
-    board = Board(work / "board.sqlite")
+    settings = Settings(home=work, database_url=database_url or None)
+    board = open_board(settings)
     http = default_http_client(event_hooks={"request": [recorder]})  # the client's own default
     display = RunDisplay(Console(file=io.StringIO()))
     async with (
         OpenAIChatModel(base_url, http_client=http) as llm,
-        open_checkpointer(work / "checkpoints.sqlite") as saver,
+        open_checkpoints(settings) as saver,
     ):
         context = await served_context(args, Context(overview_frames=64, max_parallel=k), llm)
         warm = asyncio.create_task(llm.warm_up(THINK_PREFIX if context.think_prefix else None))
@@ -111,6 +112,7 @@ async def one_run(
                                     context=context, on_update=display)  # fmt: skip
         ran = time.perf_counter() - started
     await http.aclose()
+    board.close()
     assert result.status == "answered", result
     turns = sum(1 for c in result.trace["model_calls"] if c["role"] == "main")
     return turns, started - began, ran
@@ -142,14 +144,14 @@ def bench(k: int, runs: int) -> dict:
         return event_loop.run(measure(base_url, k, runs))  # the loop app.py runs on
 
 
-async def measure(base_url: str, k: int, runs: int) -> dict:
+async def measure(base_url: str, k: int, runs: int, database_url: str = "") -> dict:
     work = Path(tempfile.mkdtemp(prefix="paravt-overhead-"))
     video = make_video(work / "v.mp4", seed=1, duration=60.0).path
-    await one_run(base_url, work, video, k, Recorder())  # decodes the frames: untimed
+    await one_run(base_url, work, video, k, Recorder(), database_url)  # decodes: untimed
     overhead, walls, bare, setups = [], [], [], []
     for _ in range(runs):
         recorder = Recorder()
-        turns, setup, ran = await one_run(base_url, work, video, k, recorder)
+        turns, setup, ran = await one_run(base_url, work, video, k, recorder, database_url)
         replayed = await replay([r for r in recorder.sent if r.method == "POST"])
         setups.append(1000 * setup)
         walls.append(1000 * ran / turns)

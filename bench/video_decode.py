@@ -21,7 +21,7 @@ import av
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents import video, video_probe  # noqa: E402
+from agents.media import video, video_probe  # noqa: E402
 
 log = logging.getLogger("bench.video_decode")
 CACHE = ROOT / "bench" / ".cache"

@@ -17,17 +17,19 @@ from agents.terminal_text import plain
 from evals import pareto
 from evals.compare import compare_runs, header_lines
 from evals.lmms_layout import write_lmms_eval_files
+from evals.merge import add_merge_command
 from evals.records import SampleLog, reply_problem, write_json_atomic
 from evals.results import score_records, summarize
 from evals.runner import EvalRefused, evaluate, results_path
+from evals.shards import Shard
 from evals.spec import EvalSpec
 from evals.study import run_study
 from evals.study_configs import STUDY_CONFIGS
 from evals.table1_cli import add_table1_command
 from evals.tasks import TASKS, get_task
-from graphs import event_loop
 from graphs.context import Context, add_context_arguments, context_from_args, effective
 from graphs.regime import protocol_refusal, served_regime
+from graphs.runs import event_loop
 from graphs.settings import Settings
 
 console = Console(stderr=True)
@@ -65,6 +67,13 @@ def add_eval_commands(
     )
     run.add_argument("--skip-bad-records", action="store_true")
     run.add_argument("--skip-missing-media", action="store_true")
+    run.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="I/N",
+        help="run shard I of N (1-based; whole videos per shard) in its own folder; "
+        "`eval merge` joins the N folders into the unsharded run",
+    )
     add_context_arguments(run)
     run.set_defaults(handler=cmd_eval_run)
 
@@ -113,6 +122,7 @@ def add_eval_commands(
     front.add_argument("--out", type=Path, default=Path("pareto.png"))
     front.add_argument("--profile", help="scorer profile (default: each task's default)")
     front.set_defaults(handler=cmd_eval_pareto)
+    add_merge_command(actions, parents)
     add_table1_command(actions, parents)
 
 
@@ -179,6 +189,7 @@ async def _eval_run(args, settings: Settings, task, context: Context, options) -
                     skip_missing_media=args.skip_missing_media,
                     on_start=on_start,
                     on_sample=on_sample,
+                    shard=args.shard,
                 )
             except EvalRefused as exc:
                 # the records' own text: shown plain, never as markup or terminal control
@@ -320,6 +331,13 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def _shard(text: str) -> Shard:
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _key_value(text: str) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agents.scoring.length import answer_length
-from graphs.traces import call_role
+from graphs.runs.traces import call_role
 
 
 def sample_cost(trace: Mapping[str, Any], wall_s: float) -> dict[str, Any]:

@@ -251,7 +251,7 @@ def _run_fields(spec, profile, date, task_name, ok, samples) -> dict[str, Any]:
         "config": {
             "model": "paravt_graph",
             "model_args": f"model_version={spec.model}",
-            "model_backend": "graphs.run.run_question (chat)",
+            "model_backend": "graphs.runs.run.run_question (chat)",
             **API_MODEL_CONFIG,
             "resolved_cli_args": {**spec.to_json(), "profile": profile},
         },

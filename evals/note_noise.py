@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from agents.completion import ChatModel, Completion, TextSink
+from agents.client.completion import ChatModel, Completion, TextSink
 from agents.misreads import KINDS, misread, misreadable
 from agents.requests import ModelRequest
 

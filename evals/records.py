@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.sample import Sample
-from graphs.store_errors import translated
+from graphs.store.errors import translated
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class SampleLog:
         self._repaired = False
 
     def append(self, record: dict[str, Any]) -> None:
-        """Write one record whole (a full disk is `graphs.store_errors.DiskFull`)."""
+        """Write one record whole (a full disk is `graphs.store.errors.DiskFull`)."""
         line = json.dumps(record, ensure_ascii=False) + "\n"
         with self._lock, translated(self.path, "samples log"):
             if not self._repaired:
@@ -248,9 +248,25 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def write_jsonl_atomic(path: str | Path, records: list[dict[str, Any]]) -> None:
+    """Write records as JSONL lines through a temporary file and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def write_json_atomic(path: str | Path, data: Any) -> None:
     """Write JSON through a temporary file and a rename: readers never see half a file (a
-    full disk is `graphs.store_errors.DiskFull`)."""
+    full disk is `graphs.store.errors.DiskFull`)."""
     path = Path(path)
     with translated(path, "results"):
         path.parent.mkdir(parents=True, exist_ok=True)

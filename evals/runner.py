@@ -12,27 +12,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents import frame_store, video
-from agents.completion import ChatModel, Completion
-from agents.decode_pool import decode_processes
+from agents.client.completion import ChatModel, Completion
+from agents.media import frame_store, video
+from agents.media.decode_pool import decode_processes
+from agents.media.sampling import overview_times
+from agents.media.video import VideoError
 from agents.protocols import get_protocol
 from agents.question_rules import QuestionRefused
 from agents.requests import ModelRequest
-from agents.sampling import overview_times
 from agents.scoring.extract import extract_answer
-from agents.video import VideoError
 from evals.costs import sample_cost, sum_costs
 from evals.lmms_layout import write_lmms_eval_files
 from evals.records import SampleLog, record_problem, sample_to_json, write_json_atomic
 from evals.release_prompts import RELEASE_PROMPTS, release_prompt
 from evals.results import score_records, summarize
 from evals.sample import Sample
+from evals.shards import Shard, write_manifest
 from evals.spec import EvalSpec
 from evals.tasks.base import LoadResult, Task
-from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.context import Context, effective, settings_of
-from graphs.run import run_question
+from graphs.runs.run import run_question
+from graphs.store.sqlite_board import Board
 
 log = logging.getLogger(__name__)
 
@@ -127,11 +128,13 @@ async def evaluate(
     skip_missing_media: bool = False,
     on_sample: ProgressCallback | None = None,
     on_start: Callable[[int, int], None] | None = None,
+    shard: Shard | None = None,
 ) -> EvalOutcome:
     """Evaluate `task` under `spec`; rerunning the same spec resumes where it stopped.
 
     A sample whose endpoint failed (or whose video could not be read) is logged as an error,
     counted and listed in the results, and retried by the next run; it is never scored.
+    With `shard`, only its slice of the samples runs, in its own folder (`evals.shards`).
     """
     profile = profile or task.default_profile
     task.profile(profile)  # an unknown name is a ValueError before anything runs
@@ -141,15 +144,24 @@ async def evaluate(
     check_loaded(loaded, skip_bad_records=skip_bad_records, skip_missing_media=skip_missing_media)
     missing = set(loaded.missing_media)
     samples = [s for s in loaded.samples if s.media not in missing][:limit]
-    folder = spec.folder(out_root)
+    chosen = [(i, s) for i, s in enumerate(samples) if shard is None or shard.holds(s)]
+    folder = spec.folder(out_root) if shard is None else shard.folder(spec, out_root)
     write_json_atomic(folder / "spec.json", spec.to_json())
+    load = {
+        "n_docs": len(loaded.samples),
+        "skipped_records": [str(e) for e in loaded.errors],
+        "missing_media": sorted(missing),
+        "load_notes": loaded.notes,
+    }
+    if shard is not None:
+        write_manifest(folder, shard, spec, [i for i, _ in chosen], load)
     sample_log = SampleLog(folder, check=record_problem)
     sample_log.repair()  # a torn last line (a crash mid-write) is cut off and its sample redone
     sample_log.set_aside()  # damaged or disagreeing lines: moved aside, their samples redone
     done = {sid for sid, r in sample_log.read().items() if r["status"] == "ok"}
-    todo = [(i, s) for i, s in enumerate(samples) if s.id not in done]
+    todo = [(i, s) for i, s in chosen if s.id not in done]
     if on_start:
-        on_start(len(samples), len(samples) - len(todo))
+        on_start(len(chosen), len(chosen) - len(todo))
 
     if (
         frame_store.FRAME_CACHE.disk_dir is None
@@ -157,7 +169,7 @@ async def evaluate(
         frame_store.FRAME_CACHE.set_disk_dir(Path(out_root) / ".frame_cache")
     board = Board(folder / "board.sqlite")
     # No checkpointer: a crashed sample is rerun whole, never resumed, and a failed one
-    # keeps its partial trace from the stream (`graphs.run`).
+    # keeps its partial trace from the stream (`graphs.runs.run`).
     graph = compile_graph(RequestLimit(llm, concurrency), board)
     # `concurrency` bounds the requests in flight at the endpoint; twice as many samples
     # are in progress, so preparing and logging some overlaps the others' requests.
@@ -188,19 +200,28 @@ async def evaluate(
         finally:
             board.close()
     latest = sample_log.read()
-    records = score_records(task, [latest[s.id] for s in samples if s.id in latest], profile)
+    records = score_records(task, [latest[s.id] for _, s in chosen if s.id in latest], profile)
+    results = write_results(folder, task, spec, records, profile, load)
+    return EvalOutcome(folder, results, ran=len(todo), already_done=len(chosen) - len(todo))
+
+
+def write_results(
+    folder: Path, task: Task, spec: EvalSpec, records: list[dict], profile: str, load: dict
+) -> dict[str, Any]:
+    """The results JSON and lmms-eval's files of scored `records` (in document order),
+    with what loading found (`load`: the split's size, skipped records, missing media)."""
     results = summarize(
         task,
         spec,
         records,
         profile,
-        skipped_records=[str(e) for e in loaded.errors],
-        missing_media=sorted(missing),
+        skipped_records=load["skipped_records"],
+        missing_media=load["missing_media"],
     )
-    results["load_notes"] = loaded.notes
+    results["load_notes"] = load["load_notes"]
     write_json_atomic(results_path(folder, profile), results)
-    write_lmms_eval_files(folder, task, spec, records, results, profile, n_docs=len(loaded.samples))
-    return EvalOutcome(folder, results, ran=len(todo), already_done=len(samples) - len(todo))
+    write_lmms_eval_files(folder, task, spec, records, results, profile, n_docs=load["n_docs"])
+    return results
 
 
 async def _run_sample(

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.completion import ChatModel
+from agents.client.completion import ChatModel
 from evals import pareto
 from evals.compare import compare_runs
 from evals.note_noise import NoisyNotes, split_options

@@ -25,13 +25,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.completion import ChatModel
+from agents.client.completion import ChatModel
 from evals.records import SampleLog, write_json_atomic
 from evals.runner import EvalOutcome, evaluate
 from evals.spec import EvalSpec
 from evals.tasks import get_task
-from graphs.board import Board
 from graphs.context import Context
+from graphs.store.sqlite_board import Board
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from pathlib import Path
 from rich.console import Console
 
 from evals.table1 import ROWS, run_row, table_text
-from graphs import event_loop
 from graphs.regime import served_regime
+from graphs.runs import event_loop
 from graphs.settings import Settings
 
 console = Console(stderr=True)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from agents.sampling import fit_pixels
-from agents.video import VideoInfo
+from agents.media.sampling import fit_pixels
+from agents.media.video import VideoInfo
 from graphs.context import Context
 
 #: Qwen3-VL's vision tower: 16-pixel patches merged 2x2, one token per 32x32 pixels.

@@ -11,7 +11,7 @@ prepare sends the scanner first in two-agent mode. The gates in brackets are alw
 (Studio draws them) and run only when switched on: `verified` board mode sends each text
 finding through the verify gate, otherwise a sub-agent posts its own note; a final answer
 reaches the length gate only with `length_gate` on. Every node is guarded
-(graphs.lifecycle): however a run ends, in whatever process, the board says how.
+(graphs.runs.lifecycle): however a run ends, in whatever process, the board says how.
 """
 
 from __future__ import annotations
@@ -23,11 +23,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from agents.completion import ChatModel
+from agents.client.completion import ChatModel
 from graphs.admission import MediaRoots
-from graphs.board import Board
 from graphs.context import Context
-from graphs.lifecycle import guarded
 from graphs.nodes.collect import collect
 from graphs.nodes.finish import make_finish
 from graphs.nodes.length_gate import length_gate
@@ -37,12 +35,14 @@ from graphs.nodes.sub_agent import make_sub_agent
 from graphs.nodes.verify_gate import make_verify_gate
 from graphs.presets import preset_schema
 from graphs.routing import route_after_length, route_after_main, route_after_prepare
+from graphs.runs.lifecycle import guarded
 from graphs.state import InputState, OutputState, State
+from graphs.store.board import BoardStore
 
 
 def build_graph(
     llm: ChatModel | None,
-    board: Board,
+    board: BoardStore,
     *,
     media_roots: Sequence[Path] | None = None,
     preset: Context | None = None,
@@ -89,7 +89,7 @@ def build_graph(
 
 def compile_graph(
     llm: ChatModel | None,
-    board: Board,
+    board: BoardStore,
     *,
     checkpointer: Checkpointer = None,
     media_roots: Sequence[Path] | None = None,
@@ -97,7 +97,7 @@ def compile_graph(
     name: str = "paravt",
 ) -> CompiledStateGraph:
     """Compile without a checkpointer (Studio), with the CLI's SQLite file checkpointer
-    (``graphs.checkpointer``) or with InMemorySaver. ``name`` is what a LangGraph server
+    (``graphs.store.checkpointer``) or with InMemorySaver. ``name`` is what a LangGraph server
     calls the graph's assistant."""
     graph = build_graph(llm, board, media_roots=media_roots, preset=preset)
     return graph.compile(checkpointer=checkpointer, name=name)

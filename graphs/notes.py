@@ -7,11 +7,11 @@ written once, as the same row, with the same progress event.
 
 from __future__ import annotations
 
-from graphs.board import Board, Note
 from graphs.context import Context
-from graphs.offload import board_call
-from graphs.progress import report
+from graphs.runs.offload import board_call
+from graphs.runs.progress import report
 from graphs.state import ToolResult, VerifyTask
+from graphs.store.board import BoardStore, Note
 
 
 def needs_verification(ctx: Context, result: ToolResult) -> bool:
@@ -19,8 +19,8 @@ def needs_verification(ctx: Context, result: ToolResult) -> bool:
     return ctx.board_mode == "verified" and result["frames"] is None
 
 
-async def post_note(board: Board, task: VerifyTask, result: ToolResult) -> None:
-    """Write ``result`` as the board's note for its call (`graphs.offload`) and report it."""
+async def post_note(board: BoardStore, task: VerifyTask, result: ToolResult) -> None:
+    """Write ``result`` as the board's note for its call (`graphs.runs.offload`) and report it."""
     usage = task["usage"]
     note = Note(
         run_id=task["run_id"],

@@ -38,8 +38,16 @@ def regime_defaults(regime: Mapping[str, Any]) -> dict[str, Any]:
     if "frame_width" in regime and "frame_height" in regime:
         pixels = int(regime["frame_width"]) * int(regime["frame_height"])
         values["overview_max_pixels"] = values["crop_max_pixels"] = pixels
-    for name in ("crop_max_frames", "crop_fps", "max_parallel", "max_new_tokens",
-                 "summary_max_tokens", "think_prefix", "tool_result", "protocol"):  # fmt: skip
+    for name in (
+        "crop_max_frames",
+        "crop_fps",
+        "max_parallel",
+        "max_new_tokens",
+        "summary_max_tokens",
+        "think_prefix",
+        "tool_result",
+        "protocol",
+    ):
         if name in regime:
             values[name] = regime[name]
     return values
@@ -95,7 +103,7 @@ def fit_context(
 
 async def served_regime(llm: Any) -> dict[str, Any] | None:
     """The ``regime`` in the served model's GET /models entry, asked through ``llm`` (an
-    `agents.llm.OpenAIChatModel`: retried, with its key); None when the server records none
+    `agents.client.llm.OpenAIChatModel`: retried, with its key); None when the server records none
     or the client cannot list models. An endpoint that fails raises EndpointError."""
     entry_of = getattr(llm, "served_entry", None)
     if entry_of is None:

@@ -59,7 +59,7 @@ class ModelCall(TypedDict):
     turn: int
     messages: list[dict[str, Any]]  # OpenAI messages with frame references, not images
     prefill: str | None
-    completion: dict[str, Any]  # agents.completion.Completion.to_record()
+    completion: dict[str, Any]  # agents.client.completion.Completion.to_record()
     frames_encoded: int
 
 
@@ -109,7 +109,7 @@ class State(InputState, OutputState):
     options: list[str]
     kind: NotRequired[QuestionKind]
     duration: float
-    media: str  # agents.video.VideoInfo.codec ("image" and "pages" are still media)
+    media: str  # agents.media.video.VideoInfo.codec ("image" and "pages" are still media)
     overview: dict[str, Any]  # frame reference of the overview frames
     asked: int  # human messages answered or being answered on this thread
     turn: int  # tool rounds completed so far in this run (-1 while a scanner looks first)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.stills import IMAGE_EXTENSIONS
+from agents.media.stills import IMAGE_EXTENSIONS
 
 AUDIO_EXTENSIONS = (".wav", ".mp3", ".m4a", ".aac", ".flac", ".ogg", ".opus")
 
@@ -50,8 +50,13 @@ class DocInput:
     @property
     def source(self) -> dict[str, Any]:
         """Where the question came from, as the board and the trace keep it."""
-        return {"harness": "lmms-eval", "task": self.task, "split": self.split,
-                "doc_id": self.doc_id, "repeat": self.repeat}  # fmt: skip
+        return {
+            "harness": "lmms-eval",
+            "task": self.task,
+            "split": self.split,
+            "doc_id": self.doc_id,
+            "repeat": self.repeat,
+        }
 
 
 def read_requests(
@@ -88,8 +93,9 @@ def read_request(request: Any, task_dict: Mapping[str, Any], media_dir: Path) ->
             "messages nor lmms-eval's simple (context, gen_kwargs, doc_to_visual, ...) form"
         )
     media = _media(visuals, task, doc_id, media_dir)
-    return DocInput(task, split, int(doc_id), 0, text, media, dict(gen_kwargs or {}), system,
-                    _plain(doc))  # fmt: skip
+    return DocInput(
+        task, split, int(doc_id), 0, text, media, dict(gen_kwargs or {}), system, _plain(doc)
+    )
 
 
 def _from_messages(messages: Any, task: str, doc_id: Any) -> tuple[list, str, str | None]:
@@ -116,8 +122,10 @@ def _from_messages(messages: Any, task: str, doc_id: Any) -> tuple[list, str, st
             elif kind in ("image", "video", "audio"):
                 visuals.append((kind, part.get("url")))
             else:
-                raise TaskRefused(f"{task} sends a {kind!r} part (doc {doc_id}): paravt reads "
-                                  "text, video and images")  # fmt: skip
+                raise TaskRefused(
+                    f"{task} sends a {kind!r} part (doc {doc_id}): paravt reads "
+                    "text, video and images"
+                )
     return visuals, "\n".join(texts), "\n".join(system) or None
 
 

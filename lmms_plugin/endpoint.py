@@ -9,7 +9,7 @@ import logging
 
 import httpx
 
-from agents.completion import MalformedResponse, first_model_id
+from agents.client.completion import MalformedResponse, first_model_id
 from lmms_plugin.model_args import PluginArgs
 from serving.checkpoints import NANO_DIR, default_checkpoint
 from serving.launch import local_server
@@ -35,8 +35,10 @@ class Endpoint:
             return str(self.args.base_url)
         if self._url is None:
             checkpoint = default_checkpoint()
-            log.warning("no base_url in --model_args: starting the local CPU server on %s",
-                        checkpoint or "the untrained tiny model (no paravt-nano)")  # fmt: skip
+            log.warning(
+                "no base_url in --model_args: starting the local CPU server on %s",
+                checkpoint or "the untrained tiny model (no paravt-nano)",
+            )
             stack = contextlib.ExitStack()
             self._url = stack.enter_context(local_server(log_path=self.args.home / "server.log"))
             self._stack = stack
@@ -52,8 +54,11 @@ class Endpoint:
             checkpoint = default_checkpoint()
             if checkpoint is None:
                 return "local:tiny-untrained"
-            stats = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns)
-                           for p in checkpoint.iterdir() if p.is_file())  # fmt: skip
+            stats = sorted(
+                (p.name, p.stat().st_size, p.stat().st_mtime_ns)
+                for p in checkpoint.iterdir()
+                if p.is_file()
+            )
             digest = hashlib.sha256(repr(stats).encode()).hexdigest()[:12]
             return f"local:{checkpoint.relative_to(NANO_DIR.parent)}@{digest}"
         try:

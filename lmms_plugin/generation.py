@@ -97,13 +97,22 @@ def run_context(
             "%s caps each generation at %d new tokens (its generation_kwargs): every "
             "main-agent turn, thinking and tool calls included, gets %d instead of %d. Name "
             "max_new_tokens in --model_args to give the agent its own budget.",
-            task, cap, cap, without_task.max_new_tokens,
-        )  # fmt: skip
+            task,
+            cap,
+            cap,
+            without_task.max_new_tokens,
+        )
     final = effective(context)
     for knob, value in from_task.items():
         if getattr(final, knob) != value:
-            log.warning("%s asks for %s=%s; %s fixes %s", task, knob, value, final.protocol,
-                        getattr(final, knob))  # fmt: skip
+            log.warning(
+                "%s asks for %s=%s; %s fixes %s",
+                task,
+                knob,
+                value,
+                final.protocol,
+                getattr(final, knob),
+            )
     return final
 
 

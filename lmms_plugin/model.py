@@ -19,7 +19,7 @@ from lmms_eval.api.model import lmms
 from loguru import logger as eval_logger
 from tqdm import tqdm
 
-from graphs import event_loop
+from graphs.runs import event_loop
 from lmms_plugin.docs import read_requests
 from lmms_plugin.endpoint import Endpoint
 from lmms_plugin.model_args import parse_model_args
@@ -73,9 +73,15 @@ class ParaVT(lmms):
 
         async def go() -> list[Outcome]:
             async with settings.chat_model() as llm:
-                return await answer(docs, args=self.args, llm=llm, endpoint=url,
-                                    log=self.resume, keys=keys,
-                                    on_done=lambda _: bar.update(1))  # fmt: skip
+                return await answer(
+                    docs,
+                    args=self.args,
+                    llm=llm,
+                    endpoint=url,
+                    log=self.resume,
+                    keys=keys,
+                    on_done=lambda _: bar.update(1),
+                )
 
         try:
             return event_loop.run(go())
@@ -107,6 +113,7 @@ class ParaVTSimple(ParaVT):
 
 def _result(outcome: Outcome) -> GenerationResult:
     tokens = outcome.tokens or {}
-    counts = TokenCounts(input_tokens=tokens.get("input_tokens"),
-                         output_tokens=tokens.get("output_tokens"))  # fmt: skip
+    counts = TokenCounts(
+        input_tokens=tokens.get("input_tokens"), output_tokens=tokens.get("output_tokens")
+    )
     return GenerationResult(text=outcome.reply or "", token_counts=counts)

@@ -60,8 +60,13 @@ class PluginArgs:
 
     def settings(self, endpoint: str) -> Settings:
         """The process settings of a run against `endpoint`."""
-        return Settings(endpoint=endpoint, api_key=self.api_key, model=self.model,
-                        request_timeout=self.request_timeout, home=self.home)  # fmt: skip
+        return Settings(
+            endpoint=endpoint,
+            api_key=self.api_key,
+            model=self.model,
+            request_timeout=self.request_timeout,
+            home=self.home,
+        )
 
 
 def valid_keys() -> list[str]:
@@ -100,8 +105,7 @@ def parse_model_args(
             f"{', '.join(PLUGIN_KEYS)}; the graph's "
             f"{', '.join(f.name for f in dataclasses.fields(Context))}"
         )
-    settings = Settings.load(env_file=env_file, api_key=own.get("api_key"),
-                             home=own.get("home"))  # fmt: skip
+    settings = Settings.load(env_file=env_file, api_key=own.get("api_key"), home=own.get("home"))
     timeout = own.get("request_timeout", settings.request_timeout)
     return PluginArgs(
         base_url=own.get("base_url"),

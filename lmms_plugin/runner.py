@@ -23,20 +23,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents import frame_store
-from agents.completion import EndpointError
-from agents.decode_pool import decode_processes
+from agents.client.completion import EndpointError
+from agents.media import frame_store
+from agents.media.decode_pool import decode_processes
+from agents.media.stills import is_image_path
+from agents.media.video import VideoError
 from agents.protocol import PARSER_VERSION
 from agents.protocols import get_protocol
-from agents.stills import is_image_path
-from agents.video import VideoError
 from evals.records import SampleLog
 from evals.runner import RequestLimit
-from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.regime import served_regime
-from graphs.run import run_question
+from graphs.runs.run import run_question
+from graphs.store.sqlite_board import Board
 from lmms_plugin.docs import DocInput, TaskRefused
 from lmms_plugin.generation import cut_at_stops, question_of, run_context
 from lmms_plugin.model_args import PluginArgs
@@ -61,12 +61,19 @@ class Outcome:
 def request_key(args: PluginArgs, model: str, doc: DocInput) -> str:
     """A hash of what a document's reply depends on, known before the server is asked."""
     wanted = {
-        "v": KEY_VERSION, "parser": PARSER_VERSION, "model": model,
-        "base_url": args.base_url or "local", "knobs": args.knobs, "kind": args.kind,
-        "gen_kwargs": {k: doc.gen_kwargs.get(k) for k in
-                       ("max_new_tokens", "temperature", "top_p", "until")},
-        "text": doc.text, "system": doc.system, "media": doc.media,
-    }  # fmt: skip
+        "v": KEY_VERSION,
+        "parser": PARSER_VERSION,
+        "model": model,
+        "base_url": args.base_url or "local",
+        "knobs": args.knobs,
+        "kind": args.kind,
+        "gen_kwargs": {
+            k: doc.gen_kwargs.get(k) for k in ("max_new_tokens", "temperature", "top_p", "until")
+        },
+        "text": doc.text,
+        "system": doc.system,
+        "media": doc.media,
+    }
     canonical = json.dumps(wanted, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
@@ -94,19 +101,36 @@ class ResumeLog:
         for i, (doc, key) in enumerate(zip(docs, keys, strict=True)):
             record = read[doc.task].get(self.sample_id(doc, key))
             if record and record.get("status") == "ok":
-                found[i] = Outcome(doc, "ok", record["resps"][0], None, record.get("trace_id"),
-                                   record.get("tokens"), reused=True)  # fmt: skip
+                found[i] = Outcome(
+                    doc,
+                    "ok",
+                    record["resps"][0],
+                    None,
+                    record.get("trace_id"),
+                    record.get("tokens"),
+                    reused=True,
+                )
         return found
 
     def append(self, outcome: Outcome, key: str, context: Context | None) -> None:
         doc = outcome.doc
-        self.log(doc.task).append({
-            "sample_id": self.sample_id(doc, key), "doc_id": doc.doc_id, "split": doc.split,
-            "repeat": doc.repeat, "key": key, "status": outcome.status,
-            "resps": [outcome.reply] if outcome.status == "ok" else [], "error": outcome.error,
-            "trace_id": outcome.run_id, "tokens": outcome.tokens, "source": doc.source,
-            "context": dataclasses.asdict(context) if context else None, "written_at": time.time(),
-        })  # fmt: skip
+        self.log(doc.task).append(
+            {
+                "sample_id": self.sample_id(doc, key),
+                "doc_id": doc.doc_id,
+                "split": doc.split,
+                "repeat": doc.repeat,
+                "key": key,
+                "status": outcome.status,
+                "resps": [outcome.reply] if outcome.status == "ok" else [],
+                "error": outcome.error,
+                "trace_id": outcome.run_id,
+                "tokens": outcome.tokens,
+                "source": doc.source,
+                "context": dataclasses.asdict(context) if context else None,
+                "written_at": time.time(),
+            }
+        )
 
 
 async def answer(
@@ -129,8 +153,9 @@ async def answer(
     contexts: dict[str, Context] = {}
     plans = []
     for doc in docs:
-        gen = json.dumps({k: v for k, v in doc.gen_kwargs.items() if k != "until"},
-                         sort_keys=True, default=str)  # fmt: skip
+        gen = json.dumps(
+            {k: v for k, v in doc.gen_kwargs.items() if k != "until"}, sort_keys=True, default=str
+        )
         name = f"{doc.task}\0{gen}"
         if name not in contexts:
             contexts[name] = run_context(args.knobs, doc.gen_kwargs, regime, task=doc.task)
@@ -138,8 +163,9 @@ async def answer(
         refused = get_protocol(context.protocol).refusal(context, media=_media_kind(doc.media))
         if refused:
             raise TaskRefused(f"{doc.task} (doc {doc.doc_id}): {refused}")
-        plans.append((doc, context, question_of(doc, context.protocol, context.prompt_mode,
-                                                 args.kind)))  # fmt: skip
+        plans.append(
+            (doc, context, question_of(doc, context.protocol, context.prompt_mode, args.kind))
+        )
     if frame_store.FRAME_CACHE.disk_dir is None:  # decoded frames outlive the run
         frame_store.FRAME_CACHE.set_disk_dir(log.root / ".frame_cache")
     board = Board(args.home / "board.sqlite")
@@ -184,8 +210,10 @@ async def _run_doc(graph, board, doc: DocInput, context: Context, question) -> O
     except VideoError as exc:
         return Outcome(doc, "error", None, f"media: {exc}", None, None)
     cost = (result.trace or {}).get("cost") or {}
-    tokens = {"input_tokens": cost.get("prompt_tokens", 0),
-              "output_tokens": cost.get("completion_tokens", 0)}  # fmt: skip
+    tokens = {
+        "input_tokens": cost.get("prompt_tokens", 0),
+        "output_tokens": cost.get("completion_tokens", 0),
+    }
     if result.status == "failed":
         why = f"endpoint: {result.error}" if result.error else "the run failed"
         return Outcome(doc, "error", None, f"{why} (trace {run_id})", run_id, tokens)

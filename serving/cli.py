@@ -43,6 +43,13 @@ def add_serve_command(
     )
     gpu.add_argument("--tp", type=int, default=1, help="tensor-parallel GPUs (default 1)")
     gpu.add_argument(
+        "--dp",
+        type=int,
+        default=1,
+        help="data-parallel replicas, each on --tp GPUs, behind SGLang's router at --port "
+        "(the replicas at the ports after it; default 1: one server)",
+    )
+    gpu.add_argument(
         "--context-length",
         type=int,
         default=sglang.CONTEXT_LENGTH,
@@ -70,22 +77,33 @@ def cmd_serve(args: argparse.Namespace, settings: Any = None) -> int:
 
     host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     base_url = f"http://{host}:{args.port}/v1"
+    if args.dp != 1 and not (args.sglang and args.dp > 1):
+        console.print("[red]error:[/red] --dp N (N >= 2) serves replicas with --sglang")
+        return 2
     if args.sglang:
         if not args.checkpoint:
             console.print("[red]error:[/red] --sglang needs --checkpoint (a folder or HF id)")
             return 2
         python = args.sglang_python or os.environ.get("PARAVT_SGLANG_PYTHON") or "python3"
-        command = sglang.sglang_command(
-            args.checkpoint,
-            python=python,
-            host=args.host,
-            port=args.port,
-            tp=args.tp,
-            context_length=args.context_length,
-            mem_fraction_static=args.mem_fraction_static,
-            max_images=args.max_images,
-            chat_template=args.chat_template,
-        )
+
+        def server(host: str, port: int) -> list[str]:
+            return sglang.sglang_command(
+                args.checkpoint,
+                python=python,
+                host=host,
+                port=port,
+                tp=args.tp,
+                context_length=args.context_length,
+                mem_fraction_static=args.mem_fraction_static,
+                max_images=args.max_images,
+                chat_template=args.chat_template,
+            )
+
+        command = server(args.host, args.port)
+        if args.dp > 1:
+            return _serve_data_parallel(
+                args, python, base_url, lambda port: server("127.0.0.1", port)
+            )
     else:
         command = server_command(args.checkpoint, host=args.host, port=args.port)
     if args.dry_run:
@@ -104,6 +122,30 @@ def cmd_serve(args: argparse.Namespace, settings: Any = None) -> int:
     except (RuntimeError, TimeoutError) as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return 1
+
+
+def _serve_data_parallel(args: argparse.Namespace, python: str, base_url: str, worker) -> int:
+    """--dp N: N replicas and SGLang's router (serving.sglang_dp)."""
+    from serving import sglang_dp
+
+    try:
+        parallel = sglang_dp.plan(
+            worker, python=python, dp=args.dp, tp=args.tp, host=args.host, port=args.port
+        )
+    except ValueError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        return 2
+    if args.dry_run:
+        print("\n".join(parallel.lines()))
+        return 0
+    try:
+        version = sglang.check_sglang(python)
+        router = sglang_dp.check_router(python)
+    except sglang.SGLangMissing as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        return 2
+    console.print(f"starting {args.dp} SGLang {version} replicas behind its router (smg {router})")
+    return sglang_dp.launch(parallel, base_url, _print_endpoint)
 
 
 def _print_endpoint(base_url: str) -> None:

@@ -10,8 +10,8 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from agents.completion import EndpointError
-from agents.llm import OpenAIChatModel
+from agents.client.completion import EndpointError
+from agents.client.llm import OpenAIChatModel
 from serving.checkpoints import default_checkpoint
 from serving.launch import local_server
 

@@ -111,24 +111,6 @@ def local_server(
             log_file.close()
 
 
-@contextlib.contextmanager
-def scripted_process(
-    *args: str, cwd: str | Path | None = None, ready_timeout: float = 30.0
-) -> Iterator[str]:
-    """`python -m serving.scripted` in its own process for the life of the block (a bench's
-    endpoint, whose own work must not count against the client's); yields its base URL.
-    ``args`` add to its command line (``--responder``, ``--latency``)."""
-    port = free_port()
-    command = [sys.executable, "-m", "serving.scripted", "--port", str(port), *args]
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL)
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        wait_until_ready(process, base_url, timeout=ready_timeout, command=command)
-        yield base_url
-    finally:
-        stop(process)
-
-
 def serve_foreground(
     command: Sequence[str],
     base_url: str,

@@ -3,7 +3,7 @@
 One ``chat.completion.chunk`` per event: the first carries ``delta.role``, then one per
 content delta, then one with the ``finish_reason``; with ``stream_options.include_usage`` a
 last chunk with ``choices: []`` and the usage (every other chunk then says ``usage: null``);
-then ``data: [DONE]``. Both servers (`serving.server`, `serving.scripted`) use it. Standard
+then ``data: [DONE]``. Both servers (`serving.server`, `testing.scripted`) use it. Standard
 library only.
 """
 

@@ -4,7 +4,7 @@
 ``tokenize`` takes a ``prompt`` string, or ``messages`` rendered as a chat completion would
 render them (with ``add_generation_prompt``, default true), and returns ``tokens``, ``count``
 and ``max_model_len``; ``detokenize`` returns ``text``. The client asks them how the served
-chat template opens the assistant's turn (``agents.template_probe``).
+chat template opens the assistant's turn (``agents.client.template_probe``).
 """
 
 from __future__ import annotations

@@ -30,8 +30,58 @@ def clip(tmp_path_factory) -> bytes:
 
 @pytest.fixture
 def board(tmp_path: Path):
-    from graphs.board import Board
+    from graphs.store.sqlite_board import Board
 
     board = Board(tmp_path / "board.sqlite")
     yield board
     board.close()
+
+
+def _postgres_missing() -> str | None:
+    from tests.pg_cluster import server_bin
+
+    if server_bin() is None:
+        return "PostgreSQL's server is not installed (Debian: apt-get install postgresql)"
+    try:
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError:
+        return "psycopg is not installed (pip install -e '.[postgres]')"
+    return None
+
+
+def need_postgres() -> None:
+    """Skip, or fail where CI asks for PostgreSQL (PARAVT_POSTGRES_REQUIRED=1), without it."""
+    missing = _postgres_missing()
+    if missing and os.environ.get("PARAVT_POSTGRES_REQUIRED") == "1":
+        pytest.fail(f"PARAVT_POSTGRES_REQUIRED: {missing}")
+    if missing:
+        pytest.skip(missing)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """A throwaway PostgreSQL cluster for the session (tests/pg_cluster.py)."""
+    need_postgres()
+    from tests.pg_cluster import start_cluster, stop_cluster
+
+    cluster = start_cluster()
+    yield cluster
+    stop_cluster(cluster)
+
+
+@pytest.fixture
+def pg_url(pg_cluster) -> str:
+    """A new empty database on the session's cluster; its URL, password included."""
+    return pg_cluster.create_database()
+
+
+@pytest.fixture
+def own_cluster():
+    """A cluster of this test's own, which it may stop and restart."""
+    need_postgres()
+    from tests.pg_cluster import start_cluster, stop_cluster
+
+    cluster = start_cluster()
+    yield cluster
+    stop_cluster(cluster)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.completion import Completion, EndpointError, Usage
+from agents.client.completion import Completion, EndpointError, Usage
 from agents.requests import ModelRequest, SamplingParams
 
 

@@ -1,7 +1,7 @@
 """The reliability suite's harness: needle data, an oracle behind the scripted server, real CLIs.
 
 Shared by the reliability tests and their long versions in `bench/`. Everything here is real:
-videos encoded on disk, HTTP to `serving.scripted` on 127.0.0.1, `app.py` as a subprocess.
+videos encoded on disk, HTTP to `testing.scripted` on 127.0.0.1, `app.py` as a subprocess.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from typing import Any
 
 import av
 
-from agents import prompts, video
+from agents import prompts
+from agents.media import video
 from evals.sample import Sample
 from evals.tasks import get_task
-from serving.scripted import role_of
+from testing.scripted import role_of
 
 ROOT = Path(__file__).resolve().parents[1]
 NEEDLE = get_task("needle")
@@ -209,7 +210,7 @@ def results(folder: Path, profile: str = "official") -> dict[str, Any]:
 
 def record_decodes(monkeypatch, events: list | None = None) -> list:
     """Record each video decode (in order, into `events`, as ("decode", path)) and let it
-    run: every decoder `agents.video.decode_frames` dispatches to is wrapped."""
+    run: every decoder `agents.media.video.decode_frames` dispatches to is wrapped."""
     events = [] if events is None else events
     for name in ("_decode_pyav", "_decode_keyframes", "_decode_decord"):
         decoder = getattr(video, name)

@@ -23,8 +23,8 @@ transformers = pytest.importorskip("transformers")
 
 from PIL import Image  # noqa: E402
 
-from graphs.board import Board  # noqa: E402
 from graphs.context import Context  # noqa: E402
+from graphs.store.sqlite_board import Board  # noqa: E402
 from serving.engine import ChatRenderer, ensure_tiny_model  # noqa: E402
 from training.areal import engine as areal_engine  # noqa: E402
 from training.para_grpo import ParaGRPOConfig  # noqa: E402

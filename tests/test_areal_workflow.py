@@ -18,12 +18,12 @@ import yaml
 import training.areal.launch as launch
 import training.areal.workflow as aw
 import training.questions as questions
-from agents.completion import Completion, Usage
+from agents.client.completion import Completion, Usage
+from agents.media.video import VideoError
 from agents.protocol import THINK_PREFIX
-from agents.video import VideoError
 from graphs.builder import compile_graph
 from graphs.context import Context
-from graphs.run import run_question
+from graphs.runs.run import run_question
 from tests.fakes import ScriptedModel, calls
 from training.para_grpo import ParaGRPOConfig, trace_reward
 from training.questions import RLPrompt, normalise_target
@@ -147,7 +147,7 @@ def record(text: str, tokens: int = 5) -> dict[str, Any]:
 
 
 def hand_trace(texts, *, status="answered", executed=0, prefill=THINK_PREFIX) -> dict[str, Any]:
-    """A trace dict in the real schema (graphs.traces.Trace), main-agent calls only."""
+    """A trace dict in the real schema (graphs.runs.traces.Trace), main-agent calls only."""
     main = [
         {
             "agent": "main",

@@ -8,11 +8,11 @@ from collections import Counter
 import httpx
 import pytest
 
-from agents.asked_once import AskedOnce
-from agents.llm import OpenAIChatModel
+from agents.client.asked_once import AskedOnce
+from agents.client.llm import OpenAIChatModel
 from agents.protocol import THINK_PREFIX
 from agents.requests import ModelRequest
-from serving.scripted import ScriptedServer
+from testing.scripted import ScriptedServer
 
 REQUEST = ModelRequest(role="main", messages=[{"role": "user", "content": "?"}],
                        prefill=THINK_PREFIX)  # fmt: skip

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from agents import benchmark
-from agents.sampling import overview_timestamps, window_timestamps
+from agents.media.sampling import overview_timestamps, window_timestamps
 from agents.synthetic import COLORS, SyntheticVideo, read_manifest
 from evals.tasks import get_task
 

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from graphs.board import Board, Note
+from graphs.store.sqlite_board import Board, Note
 
 
 def note(key: str, turn: int = 0, index: int = 0, content: str = "red circle") -> Note:

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from graphs import owners
-from graphs.board import SCHEMA_VERSION, Board
+from graphs.store import owners
+from graphs.store.sqlite_board import SCHEMA_VERSION, Board
 
 ROOT = Path(__file__).resolve().parents[1]
 # A child that, in each round, opens that round's new board file as soon as the round's
 # barrier file appears, and prints how each open went.
 OPEN_AT_BARRIERS = """
 import os, sys, time
-from graphs.board import Board
+from graphs.store.sqlite_board import Board
 folder, rounds = sys.argv[1], int(sys.argv[2])
 for k in range(rounds):
     while not os.path.exists(os.path.join(folder, f"go-{k}")):
@@ -34,7 +34,7 @@ for k in range(rounds):
 # A child that starts a run, says so, then waits to be killed.
 START_AND_WAIT = """
 import sys, time
-from graphs.board import Board
+from graphs.store.sqlite_board import Board
 board = Board(sys.argv[1])
 board.start_run(sys.argv[2], video="v.mp4", question="q", settings={}, thread_id="t")
 print("started", flush=True)

@@ -10,16 +10,16 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agents import prompts
-from agents.llm import OpenAIChatModel
+from agents.client.llm import OpenAIChatModel
 from agents.main_turn import Ask, Setting, main_request
-from agents.sampling import overview_timestamps
+from agents.media.sampling import overview_timestamps
+from agents.media.video import probe
 from agents.sub_turn import Window, subagent_request, window_frames
-from agents.video import probe
 from graphs.budget import main_prompt_tokens, window_prompt_tokens
 from graphs.builder import compile_graph
 from graphs.context import Context
-from graphs.run import run_question
-from serving.scripted import ScriptedServer, role_of
+from graphs.runs.run import run_question
+from testing.scripted import ScriptedServer, role_of
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO, NANO_DIR = ROOT / "assets" / "demo" / "needle.mp4", ROOT / "assets" / "paravt-nano"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_sync_client
 
-from serving.scripted import Reply, ScriptedServer, role_of
+from testing.scripted import Reply, ScriptedServer, role_of, turn_of
 from tests.fakes import calls
 from tests.harness import ROOT, app_command, app_env, needle_options, run_cli
 from tests.test_studio import langgraph_dev
@@ -45,7 +45,7 @@ def responder(server_box: list):
             return Reply(f"refused Authorization: {seen} (also {seen})", status=500)
         if role_of(body) == "sub_agent":
             return "a red circle at 12 seconds"
-        if "<tool_response>" in str(body["messages"][2:]):
+        if role_of(body) == "main" and turn_of(body):
             return "The note says red.</think><answer>A</answer>"
         return calls((0, 20), (20, 40))[len("<think>") :]
 

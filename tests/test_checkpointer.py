@@ -10,7 +10,7 @@ import time
 import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from graphs.checkpointer import open_checkpointer
+from graphs.store.checkpointer import open_checkpointer
 from tests.fakes import ScriptedModel, calls, endpoint_down
 from tests.test_graph import ask, tool_responses
 

@@ -11,10 +11,10 @@ import os
 import pytest
 
 import app
-from agents import video
-from graphs.board import Board
+from agents.media import video
+from graphs.store.sqlite_board import Board
 from serving.launch import free_port
-from serving.scripted import Reply, ScriptedServer
+from testing.scripted import Reply, ScriptedServer
 from tests.harness import (
     app_command,
     app_env,

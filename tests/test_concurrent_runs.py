@@ -11,8 +11,8 @@ from collections import Counter
 
 import pytest
 
-from graphs.board import Board
-from serving.scripted import ScriptedServer
+from graphs.store.sqlite_board import Board
+from testing.scripted import ScriptedServer
 from tests.harness import ROOT, app_env, crop_then_answer
 
 # app.py's own entry point, started once the barrier file appears, so that all 16 processes

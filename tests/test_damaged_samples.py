@@ -11,7 +11,7 @@ import json
 import pytest
 
 from evals.records import REJECTED_FILE
-from serving.scripted import ScriptedServer
+from testing.scripted import ScriptedServer
 from tests.harness import (
     Oracle,
     accounting,

@@ -8,8 +8,8 @@ import signal
 
 import pytest
 
-from agents import frame_store, video
-from agents.decode_pool import decode_processes
+from agents.media import frame_store, video
+from agents.media.decode_pool import decode_processes
 
 
 def fail_here(*args, **kwargs):
@@ -58,7 +58,7 @@ def test_workers_exit_when_their_owner_is_killed_outright(tmp_path):
     from pathlib import Path
 
     owner = subprocess.Popen(
-        [sys.executable, "-c", "from agents.decode_pool import decode_processes\n"
+        [sys.executable, "-c", "from agents.media.decode_pool import decode_processes\n"
          "import sys, time\nwith decode_processes(1) as pool:\n"
          "    print(pool.warm(), flush=True)\n    time.sleep(60)\n"],
         cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE, text=True,

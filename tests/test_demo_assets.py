@@ -5,7 +5,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from agents import benchmark, video
+from agents import benchmark
+from agents.media import video
 from agents.synthetic import read_manifest
 
 DEMO = Path(__file__).resolve().parents[1] / "assets" / "demo"

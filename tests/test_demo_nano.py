@@ -21,9 +21,9 @@ from rich.console import Console
 import app
 from agents import benchmark
 from agents.synthetic import read_manifest
-from graphs.board import Board
 from graphs.builder import compile_graph
-from graphs.run import run_question
+from graphs.runs.run import run_question
+from graphs.store.sqlite_board import Board
 from serving.checkpoints import default_checkpoint
 from serving.launch import local_server
 from tests.fakes import ScriptedModel, calls

@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agents.completion import ChatModel
-from agents.llm import OpenAIChatModel
+from agents.client.completion import ChatModel
+from agents.client.llm import OpenAIChatModel
 from graphs.builder import compile_graph
 from graphs.context import Context
-from graphs.run import run_question
+from graphs.runs.run import run_question
+from graphs.runs.traces import call_role
 from serving.launch import local_server
 from tests.fakes import ScriptedModel, calls
 
@@ -89,7 +90,7 @@ async def test_real_subagents_summarise_their_windows(tiny_endpoint, needle_vide
             graph, board, video_path=needle_video.path, question="Which colour?", context=TINY
         )
     assert result.status == "answered"
-    subs = [c for c in result.trace["model_calls"] if c["agent"].startswith("sub:")]
+    subs = [c for c in result.trace["model_calls"] if call_role(c) == "sub_agent"]
     assert len(subs) == 3
     assert all(c["completion"]["usage"]["image_tokens"] > 0 for c in subs)
     notes = board.notes(result.run_id)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from agents import prompts, video
+from agents import prompts
+from agents.media import video
 from evals.cli import cmd_eval_compare
 from evals.compare import compare_runs
 from evals.records import SampleLog
@@ -25,7 +26,7 @@ from evals.spec import EvalSpec
 from evals.tasks import get_task
 from evals.tasks.base import LoadResult, Task
 from serving.launch import free_port
-from serving.scripted import ScriptedServer
+from testing.scripted import ScriptedServer
 from tests.fakes import ScriptedModel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -173,7 +174,7 @@ async def test_a_crashed_run_resumes_with_no_sample_lost_or_repeated(needle_dir,
 
 
 async def test_an_unreachable_endpoint_gives_errors_that_the_next_run_retries(needle_dir, tmp_path):
-    from agents.llm import OpenAIChatModel
+    from agents.client.llm import OpenAIChatModel
 
     spec = spec_for(needle_dir)
     async with OpenAIChatModel(

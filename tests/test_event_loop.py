@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from graphs import event_loop
-from graphs.board import Board
-from serving.scripted import ScriptedServer
+from graphs.runs import event_loop
+from graphs.store.sqlite_board import Board
+from testing.scripted import ScriptedServer
 from tests.harness import app_command, app_env
 
 

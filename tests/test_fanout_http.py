@@ -7,12 +7,12 @@ import time
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agents.llm import OpenAIChatModel
+from agents.client.llm import OpenAIChatModel
 from graphs.builder import compile_graph
 from graphs.context import Context
-from graphs.run import run_question
+from graphs.runs.run import run_question
 from serving.launch import free_port
-from serving.scripted import Reply, ScriptedServer, role_of
+from testing.scripted import Reply, ScriptedServer, role_of, turn_of
 from tests.fakes import calls
 
 pytestmark = pytest.mark.integration
@@ -26,7 +26,7 @@ def slow_subagents(body: dict) -> Reply:
     """Sub-agents answer after 1 s; the main agent answers at once."""
     if role_of(body) == "sub_agent":
         return Reply("a red triangle", delay_s=1.0)
-    if "<tool_response>" in str(body["messages"][-2:]):
+    if turn_of(body):
         return Reply("<think>\nred</think><answer>A</answer>")
     return Reply(calls(*WINDOWS)[len("<think>") :])
 

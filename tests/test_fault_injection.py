@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from serving.faults import FAULTS, FaultInjector
-from serving.scripted import Reply, ScriptedServer
+from testing.faults import FAULTS, FaultInjector
+from testing.scripted import Reply, ScriptedServer
 from tests.harness import (
     Oracle,
     accounting,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from agents import frame_store, video
-from agents.frame_cache import FrameCache
+from agents.media import frame_store, video
+from agents.media.frame_cache import FrameCache
 
 
 def test_concurrent_requests_for_one_set_decode_it_once(needle_video, monkeypatch):

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from graphs.board import Board
-from serving.scripted import ScriptedServer
+from graphs.store.sqlite_board import Board
+from testing.scripted import ScriptedServer, role_of, turn_of
 from tests.fakes import calls
 from tests.test_cli_errors import cli, one_message
 
@@ -115,7 +115,7 @@ def test_a_disk_that_fills_mid_run_stops_it_cleanly_and_the_thread_resumes(
     filled = []
 
     def reply(body):
-        if "<tool_response>" in str(body["messages"][2:]):
+        if role_of(body) == "main" and turn_of(body):
             if not filled:  # the sub-agents' notes are in; the answer is on its way
                 filled.append(disk.fill())
             return "The note says red.</think><answer>A</answer>"

@@ -7,10 +7,10 @@ import json
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agents.video import VideoError
+from agents.media.video import VideoError
 from graphs.builder import compile_graph
 from graphs.context import Context
-from graphs.run import run_question
+from graphs.runs.run import run_question
 from tests.fakes import ScriptedModel, calls, endpoint_down
 
 QUESTION = "What colour is the shape?"

@@ -10,8 +10,8 @@ import cv2
 import numpy as np
 import pytest
 
-from agents import stills, video
-from agents.image_header import image_size
+from agents.media import stills, video
+from agents.media.image_header import image_size
 
 
 def png_header_only(path: Path, width: int, height: int) -> Path:

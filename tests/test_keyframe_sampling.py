@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agents import prompts, video
+from agents import prompts
+from agents.media import video
 from app import build_parser
 from graphs.builder import compile_graph
 from graphs.context import Context, context_from_args
-from graphs.run import run_question
+from graphs.runs.run import run_question
 from tests.fakes import ScriptedModel
 
 GOP_S = 5.0  # a keyframe every 5 s: 50 frames at 10 fps, with B-frames between

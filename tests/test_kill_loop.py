@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from graphs.board import Board
-from serving.scripted import ScriptedServer
+from graphs.store.sqlite_board import Board
+from testing.scripted import ScriptedServer
 from tests.harness import (
     ROOT,
     Oracle,

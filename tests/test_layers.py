@@ -1,5 +1,5 @@
-"""Import direction (agents <- graphs <- {training, evals} <- {app.py, lmms_plugin}) and
-heavy-import owners."""
+"""Import direction (agents <- graphs <- {training, evals} <- {cli, app.py, lmms_plugin}),
+test doubles (testing/) that the product never imports, and heavy-import owners."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("agents", "graphs", "training", "evals", "serving", "lmms_plugin")
+PACKAGES = ("agents", "graphs", "training", "evals", "serving", "lmms_plugin", "cli", "testing")
+PRODUCT = tuple(p for p in PACKAGES if p != "testing")
 
 # What each layer may import from this project. serving/ is the local model runtime (torch):
 # it imports nothing of ours but agents, and training builds on it (same prompt rendering
@@ -23,15 +24,23 @@ ALLOWED = {
     # lmms-eval's model: beside app.py at the top, it starts the local server as app.py does;
     # nothing of ours imports it (lmms-eval finds it through the entry point)
     "lmms_plugin": {"agents", "graphs", "evals", "serving", "lmms_plugin"},
+    # the command line's own pieces, beside app.py (which alone imports them)
+    "cli": {"agents", "graphs", "cli"},
+    # test doubles: they speak the product's wire formats, and nothing of the product imports them
+    "testing": {"agents", "serving", "testing"},
 }
 
 # Third-party modules with a single owner (none for openai: the client speaks plain HTTP through
-# agents/transport.py; the official SDK is a dev dependency, for tests of the servers).
+# agents/client/transport.py; the official SDK is a dev dependency, for tests of the servers).
 OWNERS = {
     "openai": set(),
-    "av": {"agents/video.py", "agents/video_probe.py"},  # decoding, and what a file is
-    "decord": {"agents/video.py"},
-    "sqlite_utils": {"graphs/board.py"},
+    "av": {"agents/media/video.py", "agents/media/video_probe.py"},  # decoding, and what a file is
+    "decord": {"agents/media/video.py"},
+    "sqlite_utils": {"graphs/store/sqlite_board.py"},
+    # the board and checkpoints in PostgreSQL: the driver, its pool, LangGraph's saver
+    "psycopg": {"graphs/store/postgres/"},
+    "psycopg_pool": {"graphs/store/postgres/"},
+    "langgraph.checkpoint.postgres": {"graphs/store/postgres/"},
     "langgraph": {"graphs/", "training/", "evals/", "app.py"},
     "langchain_core": {"graphs/", "training/", "evals/", "app.py"},
     "torch": {"training/", "serving/"},
@@ -73,6 +82,29 @@ def test_layers_import_only_downwards(package):
     assert offenders == []
 
 
+def test_the_product_never_imports_the_test_doubles():
+    offenders = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for package in (*PRODUCT, "app.py")
+        for path in ([ROOT / package] if package.endswith(".py") else python_files(package))
+        for module in imported_modules(path)
+        if module.split(".")[0] == "testing"
+    ]
+    assert offenders == []
+
+
+def test_only_app_imports_the_cli_package():
+    offenders = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for package in PACKAGES
+        if package != "cli"
+        for path in python_files(package)
+        for module in imported_modules(path)
+        if module.split(".")[0] == "cli"
+    ]
+    assert offenders == []
+
+
 def test_nothing_imports_app():
     offenders = [
         str(path.relative_to(ROOT))
@@ -90,14 +122,28 @@ def test_heavy_libraries_have_one_owner():
         for path in paths:
             relative = str(path.relative_to(ROOT))
             for module in imported_modules(path):
-                top = module.split(".")[0]
-                owners = OWNERS.get(top, set()) | EXTRA_OWNERS.get(top, set())
-                if top in OWNERS and not owned_by(relative, owners):
-                    offenders.append(f"{relative} imports {module}")
+                for name in {module.split(".")[0], *_owned_prefixes(module)}:
+                    owners = OWNERS.get(name, set()) | EXTRA_OWNERS.get(name, set())
+                    if name in OWNERS and not owned_by(relative, owners):
+                        offenders.append(f"{relative} imports {module}")
     assert offenders == []
+
+
+def _owned_prefixes(module: str) -> list[str]:
+    """The dotted prefixes of ``module`` that have an owner of their own (a package's part)."""
+    parts = module.split(".")
+    return [p for p in (".".join(parts[:i]) for i in range(2, len(parts) + 1)) if p in OWNERS]
 
 
 def test_the_checker_sees_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("import openai\nfrom graphs.board import Board\n")
-    assert imported_modules(bad) == {"openai", "graphs.board"}
+    bad.write_text("import openai\nfrom graphs.store.sqlite_board import Board\n")
+    assert imported_modules(bad) == {"openai", "graphs.store.sqlite_board"}
+
+
+def test_a_package_part_has_its_own_owner():
+    assert _owned_prefixes("langgraph.checkpoint.postgres.aio") == ["langgraph.checkpoint.postgres"]
+    assert _owned_prefixes("langgraph.graph") == []
+    assert not owned_by("graphs/store/sqlite_board.py", OWNERS["langgraph.checkpoint.postgres"])
+    assert owned_by("graphs/store/postgres/board.py", OWNERS["psycopg"])
+    assert not owned_by("app.py", OWNERS["psycopg"])

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from agents.llm import (
+from agents.client.llm import (
     ChatModel,
     Completion,
     EndpointError,
@@ -20,7 +20,7 @@ from agents.llm import (
     Usage,
 )
 from agents.requests import ModelRequest
-from serving.scripted import Reply, ScriptedServer
+from testing.scripted import Reply, ScriptedServer
 
 USER = [{"role": "user", "content": "What happens in the video?"}]
 GREEDY = SamplingParams()
@@ -154,7 +154,7 @@ async def test_retries_server_errors_then_succeeds(caplog: pytest.LogCaptureFixt
     sleep = SleepRecorder()
     with ScriptedServer(script) as server:
         async with client_for(server, model="m", sleep=sleep) as llm:
-            with caplog.at_level(logging.WARNING, logger="agents.llm"):
+            with caplog.at_level(logging.WARNING, logger="agents.client.llm"):
                 completion = await llm.complete(ask(USER, GREEDY))
     assert completion.text == "finally"
     assert completion.attempts == 3

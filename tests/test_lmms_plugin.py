@@ -15,8 +15,8 @@ from types import SimpleNamespace
 import pytest
 from PIL import Image
 
-from graphs.board import Board
 from graphs.context import Context
+from graphs.store.sqlite_board import Board
 from lmms_plugin import generation, model_args
 from lmms_plugin.docs import DocInput, TaskRefused, read_requests
 from lmms_plugin.generation import cut_at_stops, question_of, run_context

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from langgraph_sdk import get_sync_client
 
-from graphs.board import Board
-from serving.scripted import ScriptedServer
+from graphs.store.sqlite_board import Board
+from testing.scripted import ScriptedServer
 from tests.test_studio import langgraph_dev, reply
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from agents import benchmark, frame_store
+from agents import benchmark
+from agents.media import frame_store
 from agents.protocol import parse
 from agents.scoring.intervals import parse_interval
 from agents.scoring.text import normalize_answer
 from agents.synthetic import Needle, QAItem, SyntheticVideo
+from graphs.runs.traces import call_role
 from training.nano import data, intents, loss, notes, oracle, reasoning, train, warmup
 from training.nano.oracle import NO_SHAPES, window_note
 from training.nano.reasoning import sightings
@@ -60,7 +62,7 @@ def test_oracle_runs_answer_every_question_right_in_the_graphs_trace_format(orac
     for job, trace in zip(jobs, traces, strict=True):
         assert trace["status"] == "answered" and trace["video"] == job.video.path
         main = [c for c in trace["model_calls"] if c["agent"] == "main"]
-        subs = [c for c in trace["model_calls"] if c["agent"].startswith("sub:")]
+        subs = [c for c in trace["model_calls"] if call_role(c) == "sub_agent"]
         first = parse(main[0]["prefill"] + main[0]["completion"]["text"])
         assert first.well_formed
         assert first.think.startswith("The question asks "), first.think
@@ -160,7 +162,7 @@ def test_rows_carry_the_main_conversation_each_sub_agent_note_and_the_verifier(
 def test_note_rows_see_the_frames_the_graph_decodes_for_each_window(oracle_traces):
     jobs, traces = oracle_traces
     for job, trace in zip(jobs, traces, strict=True):
-        for call in (c for c in trace["model_calls"] if c["agent"].startswith("sub:")):
+        for call in (c for c in trace["model_calls"] if call_role(c) == "sub_agent"):
             ref = next(p for p in call["messages"][-1]["content"] if p.get("type") == "frames")
             note = next(
                 n for n in trace["notes"] if f"sub:{n['turn']}:{n['index']}" == call["agent"]

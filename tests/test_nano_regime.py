@@ -10,15 +10,15 @@ from dataclasses import fields
 import pytest
 from starlette.testclient import TestClient
 
-from agents.completion import EndpointError
-from agents.llm import OpenAIChatModel
+from agents.client.completion import EndpointError
+from agents.client.llm import OpenAIChatModel
 from graphs import regime as graph_regime
 from graphs.context import Context
 from graphs.regime import fit_context, served_context
 from serving.engine import ensure_tiny_model
 from serving.regime import REGIME_FILE, Regime, read_regime, write_regime
-from serving.scripted import ScriptedServer
 from serving.server import create_app
+from testing.scripted import ScriptedServer
 
 NANO = Regime(overview_frames=(4, 8, 16), default_overview_frames=4, trained_on="needles")
 

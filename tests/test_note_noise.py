@@ -112,7 +112,7 @@ async def test_a_noisy_study_puts_misread_notes_on_the_board_and_says_so(tmp_pat
 
 
 async def test_every_configuration_of_a_noisy_study_gets_the_same_misreads(tmp_path):
-    from graphs.board import Board
+    from graphs.store.sqlite_board import Board
 
     model = CropOnce(sub=lambda r: NOTE)
     base = Context(overview_frames=2, overview_max_pixels=4096, crop_max_frames=2,

@@ -8,10 +8,10 @@ import asyncio
 import sqlite3
 import threading
 
-from agents import frame_store, video
+from agents.media import frame_store, video
 from agents.sub_turn import Window, subagent_request, window_frames
-from graphs import event_loop, offload
-from graphs.board import Board
+from graphs.runs import event_loop, offload
+from graphs.store.sqlite_board import Board
 
 
 def window_request(path: str, start: float):

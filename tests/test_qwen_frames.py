@@ -1,4 +1,4 @@
-"""agents.qwen_frames against qwen-vl-utils 0.0.14's own outputs
+"""agents.media.qwen_frames against qwen-vl-utils 0.0.14's own outputs
 (tests/data/parity/qwen_frames.json, recorded by tests/parity/record_qwen_frames.py with the
 library itself)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import qwen_frames as qf
+from agents.media import qwen_frames as qf
 
 DATA = json.loads((Path(__file__).parent / "data/parity/qwen_frames.json").read_text())
 

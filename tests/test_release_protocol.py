@@ -22,13 +22,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from agents.llm import OpenAIChatModel
+from agents.client.llm import OpenAIChatModel
 from evals.runner import evaluate
 from evals.spec import EvalSpec
 from evals.tasks import get_task
-from graphs.board import Board
 from graphs.context import Context
-from serving.scripted import ScriptedServer
+from graphs.store.sqlite_board import Board
+from testing.scripted import ScriptedServer
 from tests.parity import release_episodes as E
 
 RECORDED = json.loads((E.DATA / "eval_requests.json").read_text())

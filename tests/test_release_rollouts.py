@@ -27,12 +27,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from agents.llm import OpenAIChatModel
-from graphs.board import Board
+from agents.client.llm import OpenAIChatModel
 from graphs.builder import compile_graph
 from graphs.context import Context
-from graphs.run import run_question
-from serving.scripted import Reply, ScriptedServer, role_of
+from graphs.runs.run import run_question
+from graphs.store.sqlite_board import Board
+from testing.scripted import Reply, ScriptedServer, role_of
 from tests.parity import release_episodes as E
 from tests.test_release_protocol import PIXEL_TOLERANCE
 from training.sft_data import paravt_prompts

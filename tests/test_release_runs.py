@@ -7,14 +7,14 @@ from dataclasses import asdict
 
 import pytest
 
-from agents.llm import OpenAIChatModel
+from agents.client.llm import OpenAIChatModel
 from evals.compare import compare_runs
 from evals.run_labels import label_runs
 from evals.runner import EvalRefused, evaluate
 from evals.spec import EvalSpec
 from evals.tasks import get_task
 from graphs.context import Context
-from serving.scripted import ScriptedServer
+from testing.scripted import ScriptedServer
 from tests.parity import release_episodes as E
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from agents import frame_store, prompts
-from agents.completion import Completion, Usage
+from agents import prompts
+from agents.client.completion import Completion, Usage
+from agents.media import frame_store
 from agents.requests import ModelRequest
 from evals.runner import RequestLimit
 

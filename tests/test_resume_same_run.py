@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from graphs.board import Board
-from serving.scripted import Reply, ScriptedServer
+from graphs.store.sqlite_board import Board
+from testing.scripted import Reply, ScriptedServer
 from tests.test_cli_errors import cli, one_message, question
 
 ANSWER = "I see it.</think><answer>A</answer>"

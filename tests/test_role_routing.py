@@ -11,7 +11,7 @@ import pytest
 from agents import benchmark
 from graphs.builder import compile_graph
 from graphs.context import Context
-from graphs.run import run_question
+from graphs.runs.run import run_question
 from tests.fakes import ScriptedModel, calls
 from tests.rewording import PREFIX, reword_templates
 from training.nano.data import Job, run_oracle

@@ -11,12 +11,12 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from agents import prompts  # noqa: E402
-from agents.completion import EndpointError  # noqa: E402
+from agents.client.completion import EndpointError  # noqa: E402
 from agents.protocol import THINK_PREFIX  # noqa: E402
 from agents.requests import ModelRequest, SamplingParams  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
 from graphs.context import Context  # noqa: E402
-from graphs.run import run_question  # noqa: E402
+from graphs.runs.run import run_question  # noqa: E402
 from serving.engine import Completion as EngineCompletion  # noqa: E402
 from serving.engine import LocalVLM  # noqa: E402
 from tests.rewording import PREFIX, reword_templates  # noqa: E402

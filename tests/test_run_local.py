@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import pytest
 
 import app
-from agents.llm import OpenAIChatModel
+from agents.client.llm import OpenAIChatModel
 from agents.synthetic import read_manifest
 from graphs.settings import DEFAULT_ENDPOINT
 from serving.checkpoints import default_checkpoint

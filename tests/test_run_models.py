@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from graphs.context import Context, RunContext
-from graphs.run import run_question, shared_graph
+from graphs.runs.run import run_question, shared_graph
 from tests.fakes import ScriptedModel, calls
 
 SMALL = Context(overview_frames=4, overview_max_pixels=4096, crop_max_frames=4,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from serving.scripted import Reply, ScriptedServer
+from testing.scripted import Reply, ScriptedServer
 
 
 def _post(base_url: str, body: dict[str, Any], timeout: float = 5.0) -> tuple[int, Any]:

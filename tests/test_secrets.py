@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-from agents.completion import EndpointError
-from agents.llm import OpenAIChatModel
-from agents.redact import RedactingFilter, Redactor, redact_text, redact_url, url_secrets
+from agents.client.completion import EndpointError
+from agents.client.llm import OpenAIChatModel
+from agents.client.redact import RedactingFilter, Redactor, redact_text, redact_url, url_secrets
 from agents.requests import ModelRequest
 from graphs.settings import Settings
-from serving.scripted import Reply, ScriptedServer
+from testing.scripted import Reply, ScriptedServer
 
 PASSWORD, KEY = "pw-4f9c2e71", "sk-canary-8d21b7"
 

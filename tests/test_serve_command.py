@@ -178,7 +178,7 @@ def test_cpu_serve_answers_models_and_stops_with_its_launcher(tmp_path):
 
 
 def test_scripted_process_serves_for_the_block_and_stops_after():
-    from serving.launch import scripted_process
+    from testing.scripted import scripted_process
 
     with scripted_process("--latency", "0") as base_url:
         assert endpoint_ready(base_url)
@@ -188,3 +188,32 @@ def test_scripted_process_serves_for_the_block_and_stops_after():
         ).json()
         assert body["choices"][0]["message"]["content"]
     assert not endpoint_ready(base_url)
+
+
+def test_dry_run_of_data_parallel_prints_each_replica_and_the_router(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    done = app("--sglang", "--checkpoint", QWEN, "--sglang-python", "/envs/sglang/bin/python",
+               "--dp", "3", "--port", "31000", "--host", "0.0.0.0", "--dry-run")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    *replicas, router = done.stdout.strip().splitlines()
+    assert len(replicas) == 3
+    for rank, line in enumerate(replicas):
+        words = shlex.split(line.removesuffix(" &"))
+        assert words[0] == f"CUDA_VISIBLE_DEVICES={rank}"
+        expected = sglang_command(QWEN, python="/envs/sglang/bin/python", host="127.0.0.1",
+                                  port=31001 + rank)  # fmt: skip
+        assert words[1:] == expected
+    assert shlex.split(router) == [
+        "/envs/sglang/bin/python", "-m", "smg.launch_router", "--host", "0.0.0.0",
+        "--port", "31000", "--policy", "cache_aware", "--worker-urls",
+        "http://127.0.0.1:31001", "http://127.0.0.1:31002", "http://127.0.0.1:31003",
+    ]  # fmt: skip
+
+
+def test_data_parallel_needs_sglang_and_enough_gpus(monkeypatch):
+    without = app("--dp", "2", "--dry-run")
+    assert without.returncode == 2 and "--sglang" in without.stderr
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2")
+    short = app("--sglang", "--checkpoint", QWEN, "--dp", "2", "--tp", "2", "--dry-run")
+    said = " ".join(short.stderr.split())
+    assert short.returncode == 2 and "needs 4 GPUs; CUDA_VISIBLE_DEVICES names 3" in said

@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 Image = pytest.importorskip("PIL.Image")
 
-from agents.llm import OpenAIChatModel  # noqa: E402
+from agents.client.llm import OpenAIChatModel  # noqa: E402
 from agents.requests import ModelRequest, SamplingParams  # noqa: E402
 from serving.detokenize import TextPieces, reply_text  # noqa: E402
 

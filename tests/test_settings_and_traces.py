@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from graphs.context import Context
+from graphs.runs.traces import TRACE_VERSION, build_trace, read_jsonl, total_cost, write_jsonl
 from graphs.settings import DEFAULT_ENDPOINT, Settings
-from graphs.traces import TRACE_VERSION, build_trace, read_jsonl, total_cost, write_jsonl
 
 
 def test_settings_precedence_defaults_env_file_environment_flags(tmp_path, monkeypatch):

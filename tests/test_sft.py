@@ -66,10 +66,10 @@ def oracle_traces(tmp_path: Path, n: int) -> list[dict]:
     from langgraph.checkpoint.memory import InMemorySaver
 
     from agents.synthetic import make_video
-    from graphs.board import Board
     from graphs.builder import compile_graph
     from graphs.context import Context
-    from graphs.run import run_question
+    from graphs.runs.run import run_question
+    from graphs.store.sqlite_board import Board
     from tests.fakes import ScriptedModel, calls
 
     colors = ["red", "green", "blue", "yellow", "magenta", "cyan", "white", "orange"]
@@ -113,7 +113,7 @@ def oracle_traces(tmp_path: Path, n: int) -> list[dict]:
 
 @pytest.mark.slow
 def test_sft_lowers_the_loss_and_writes_a_servable_checkpoint(tmp_path):
-    from graphs.traces import write_jsonl
+    from graphs.runs.traces import write_jsonl
     from serving.engine import GenerationSettings, LocalVLM
     from serving.tiny_model import build_tiny_model
 

@@ -14,10 +14,11 @@ torch = pytest.importorskip("torch")
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
 from agents import prompts  # noqa: E402
-from agents.video import VideoError  # noqa: E402
+from agents.media.video import VideoError  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
 from graphs.context import Context  # noqa: E402
-from graphs.run import run_question  # noqa: E402
+from graphs.runs.run import run_question  # noqa: E402
+from graphs.runs.traces import call_role  # noqa: E402
 from serving.engine import LocalVLM  # noqa: E402
 from serving.messages import convert_messages  # noqa: E402
 from tests.fakes import ScriptedModel, calls  # noqa: E402
@@ -120,7 +121,7 @@ def test_subagent_rows_are_their_own_and_match_the_server(vlm, collator, board, 
     trace = run_graph(board, needle_video, Context(**SMALL))
     rows = list(traces_to_rows([trace], subagents=True))
     assert [r["agent"] for r in rows] == ["main", "sub:0:0", "sub:0:1"]
-    sub_calls = [c for c in trace["model_calls"] if c["agent"].startswith("sub:")]
+    sub_calls = [c for c in trace["model_calls"] if call_role(c) == "sub_agent"]
     for row, call in zip(rows[1:], sub_calls, strict=True):
         assert len(row["images"]) == 3
         assert row["messages"][-1]["content"] == [

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agents import stills, video
-from agents.video import VideoError
+from agents.media import stills, video
+from agents.media.video import VideoError
 from graphs.builder import compile_graph
 from graphs.context import Context
-from graphs.run import run_question
+from graphs.runs.run import run_question
 from tests.fakes import ScriptedModel, calls
 
 BGR = {"red": (0, 0, 255), "green": (0, 200, 0), "blue": (255, 0, 0)}

@@ -9,11 +9,11 @@ from typing import Any
 import httpx
 import pytest
 
-from agents.completion import EndpointError, Usage
-from agents.llm import OpenAIChatModel
+from agents.client.completion import EndpointError, Usage
+from agents.client.llm import OpenAIChatModel
 from agents.requests import ModelRequest, SamplingParams
-from serving.scripted import CALLER, Reply, ScriptedServer
 from serving.sse import words
+from testing.scripted import CALLER, Reply, ScriptedServer
 
 USER = [{"role": "user", "content": "What happens in the video?"}]
 TEXT = "<think>\nThe red ball enters at 12 s.\n</think>\n<answer>B</answer>"

@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from graphs.board import Board
+from graphs.store.sqlite_board import Board
 from serving.launch import free_port
-from serving.scripted import Reply, ScriptedServer, role_of
+from testing.scripted import Reply, ScriptedServer, role_of, turn_of
 from tests.fakes import calls
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +35,7 @@ def reply(body: dict) -> str | Reply:
         return Reply("the model server broke", status=500)
     if "HANG" in json.dumps(messages[1:2]):
         return Reply("<think>\nslow</think><answer>A</answer>", delay_s=60)
-    if "<tool_response>" in str(messages[-2:]):
+    if turn_of(body):
         return "<think>\nThe helper saw red.</think><answer>A</answer>"
     return calls((20, 40), (40, 60))[len("<think>") :]
 

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agents.media.video import probe
 from agents.synthetic import (
     COLORS,
     SHAPES,
@@ -22,7 +23,6 @@ from agents.synthetic import (
     read_manifest,
     write_manifest,
 )
-from agents.video import probe
 
 SHORT = {"duration": 12.0, "fps": 4.0, "n_needles": 2}
 

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from agents.llm import OpenAIChatModel
+from agents.client.llm import OpenAIChatModel
 from evals.table1 import ROWS, SPLITS, run_row, split_context
 from graphs.context import Context
 from graphs.regime import protocol_refusal
-from serving.scripted import ScriptedServer
+from testing.scripted import ScriptedServer
 from tests.parity import release_episodes as E
 
 CALLS = (

@@ -10,13 +10,13 @@ import shutil
 import httpx
 import pytest
 
-from agents.llm import OpenAIChatModel
+from agents.client.llm import OpenAIChatModel
+from agents.client.template_probe import generation_prompt
 from agents.protocol import THINK_PREFIX
 from agents.requests import ModelRequest, SamplingParams
-from agents.template_probe import generation_prompt
 from serving.checkpoints import NANO_DIR
 from serving.launch import local_server
-from serving.scripted import ScriptedServer
+from testing.scripted import ScriptedServer
 
 transformers = pytest.importorskip("transformers")
 

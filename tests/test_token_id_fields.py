@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.completion import completion_from_body
-from agents.llm import OpenAIChatModel
+from agents.client.completion import completion_from_body
+from agents.client.llm import OpenAIChatModel
 from agents.requests import ModelRequest, SamplingParams
-from serving.scripted import Reply, ScriptedServer
+from testing.scripted import Reply, ScriptedServer
 
 SGLANG = json.loads(
     (Path(__file__).parent / "data/servers/sglang-0.5.23-chat-return-token-ids.json").read_text()

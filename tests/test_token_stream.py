@@ -6,7 +6,7 @@ from __future__ import annotations
 from langchain_core.callbacks import AsyncCallbackManager, BaseCallbackHandler
 from langchain_core.runnables.config import var_child_runnable_config
 
-from graphs.streaming import TokenStream
+from graphs.runs.streaming import TokenStream
 
 PIECES = ["<think>", "It is ", "red", "</think>", "<tool_call>", '{"name": "crop"', "</tool_call>"]
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from evals.records import TORN_FILE, SampleLog
-from serving.scripted import ScriptedServer
+from testing.scripted import ScriptedServer
 from tests.harness import (
     Oracle,
     accounting,

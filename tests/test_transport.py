@@ -6,9 +6,9 @@ import httpx
 import httpx2
 import pytest
 
-from agents.endpoint_errors import server_message
-from agents.transport import StatusError, Transport
-from serving.scripted import Reply, ScriptedServer
+from agents.client.endpoint_errors import server_message
+from agents.client.transport import StatusError, Transport
+from testing.scripted import Reply, ScriptedServer
 
 
 @pytest.mark.parametrize(

@@ -13,11 +13,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from transformers import AutoTokenizer
 
 import app
-from graphs.board import Board
 from graphs.builder import compile_graph
+from graphs.store.sqlite_board import Board
 from serving.checkpoints import default_checkpoint
 from serving.launch import local_server
-from serving.scripted import Reply, ScriptedServer
+from testing.scripted import Reply, ScriptedServer, role_of, turn_of
 from tests.fakes import ScriptedModel, calls
 from tests.harness import record_decodes
 from tests.test_cli_errors import cli, one_message, question
@@ -129,7 +129,7 @@ def test_a_server_error_body_reaches_the_terminal_without_control(capsys, needle
 
 def test_model_text_and_stored_questions_are_shown_without_control(capsys, needle_video, tmp_path):
     def reply(body):
-        if "<tool_response>" in str(body["messages"][2:]):
+        if role_of(body) == "main" and turn_of(body):
             return f"{HOSTILE}</think><answer>A{HOSTILE}</answer>"
         if body["messages"][0]["role"] == "system" and "crop_video" in str(body["messages"][0]):
             return calls((0, 10))[len("<think>") :] + HOSTILE

@@ -1,4 +1,5 @@
-"""Tests for agents.video: probing, sampling rules, decoding by timestamp and error messages."""
+"""Tests for agents.media.video: probing, sampling rules, decoding by timestamp and error
+messages."""
 
 from __future__ import annotations
 
@@ -15,9 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents.frame_store import data_url, encode_frames
-from agents.synthetic import COLORS, make_video
-from agents.video import (
+from agents.media.frame_store import data_url, encode_frames
+from agents.media.video import (
     Frame,
     VideoError,
     adecode_frames,
@@ -28,6 +28,7 @@ from agents.video import (
     timestamp_text,
     window_timestamps,
 )
+from agents.synthetic import COLORS, make_video
 
 VFR_PTS_MS = (0, 100, 150, 400, 1000, 1100, 1900, 2000, 3500, 3600, 3650, 5000)
 
@@ -343,7 +344,7 @@ def test_decord_backend_names_the_extra(video):
 def test_frame_threads_only_from_320x240_and_they_change_no_pixel(video, tmp_path, monkeypatch):
     """Tiny frames decode on one thread (threads would only add CPU); 320x240 and up use
     frame threads. Either way the decoded frames are the same."""
-    import agents.video as vid
+    import agents.media.video as vid
 
     tiny = make_video(tmp_path / "tiny.mp4", seed=3, duration=8.0, width=128, height=96)
     assert vid.decoder_threads(probe(tiny.path)) == ("SLICE", 1)

@@ -8,7 +8,7 @@ import random
 
 from openai._utils._json import openapi_dumps
 
-from agents.wire_json import body_bytes
+from agents.client.wire_json import body_bytes
 
 
 def _url(rng: random.Random, size: int = 4000) -> str:

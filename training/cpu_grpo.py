@@ -46,8 +46,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch
 
-from graphs.board import Board
 from graphs.context import Context
+from graphs.store.sqlite_board import Board
 from serving.engine import LocalVLM
 from training.advantages import group_advantages, rewards_tensor
 from training.loss import policy_loss

@@ -42,7 +42,7 @@ from typing import Any, Literal
 from agents.prompts import QuestionKind, forced_answer_text
 from agents.protocol import THINK_PREFIX, with_prefix
 from graphs.context import Context
-from graphs.traces import call_role
+from graphs.runs.traces import call_role
 from training import rewards
 from training.gating import FRAME_CHOICES, draw_frames
 from training.rewards import RewardParts, RewardSettings
@@ -194,7 +194,7 @@ class ParaGRPOConfig:
 def trace_reward(
     trace: Mapping[str, Any], *, target: Any, settings: RewardSettings = rewards.PAPER
 ) -> RewardParts:
-    """The reward of one graph trace (``graphs.traces.Trace``); None parts for a failed run.
+    """The reward of one graph trace (``graphs.runs.traces.Trace``); None parts for a failed run.
 
     Turns are the main agent's completions with the prefill each call recorded; executed
     calls are those the graph validated and ran; responses are the notes that came back.

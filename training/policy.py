@@ -35,7 +35,7 @@ from typing import Any, Protocol
 import torch
 from PIL import Image
 
-from agents.completion import Completion, EndpointError, Usage
+from agents.client.completion import Completion, EndpointError, Usage
 from agents.requests import ModelRequest
 from serving.detokenize import reply_text
 from serving.engine import ChatRenderer, RequestError

@@ -1,7 +1,7 @@
 """A ChatModel that samples in-process from the policy being trained and records every call.
 
 ``RecordingChatModel`` speaks the same ``complete(request)`` contract as
-``agents.llm.OpenAIChatModel``, so the graph runs unchanged, but instead of HTTP it renders
+``agents.client.llm.OpenAIChatModel``, so the graph runs unchanged, but instead of HTTP it renders
 the request exactly as ``serving.server`` does (``convert_messages`` then
 ``LocalVLM.build_prompt``, with a prefill sent as a final assistant message continued with
 ``continue_final_message``) and generates with ``LocalVLM.generate`` on the live weights.
@@ -33,7 +33,7 @@ from typing import Any
 
 import torch
 
-from agents.completion import Completion, EndpointError, Usage
+from agents.client.completion import Completion, EndpointError, Usage
 from agents.requests import ModelRequest
 from serving.engine import GenerationSettings, LocalVLM, Prompt, RequestError
 from serving.messages import convert_messages

@@ -30,10 +30,10 @@ import torch
 
 from agents.benchmark import prompt_text
 from agents.synthetic import make_questions, make_video, read_manifest, write_manifest
-from graphs.board import Board
 from graphs.context import Context, RunContext
-from graphs.run import run_question, shared_graph
-from graphs.traces import Trace
+from graphs.runs.run import run_question, shared_graph
+from graphs.runs.traces import Trace
+from graphs.store.sqlite_board import Board
 from training.questions import RLPrompt
 from training.recording import RecordingChatModel
 from training.rewards import RewardParts

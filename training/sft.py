@@ -60,7 +60,7 @@ class SFTRunConfig:
     model: str = _help("", "Base checkpoint directory (model, tokenizer, image processor).")
     output_dir: str = _help("runs/sft", "Where the trained, servable checkpoint is written.")
     traces: list[str] = field(
-        default_factory=list, metadata={"help": "Trace JSONL files (graphs/traces.py)."}
+        default_factory=list, metadata={"help": "Trace JSONL files (graphs/runs/traces.py)."}
     )
     paravt_parquet: list[str] = field(
         default_factory=list, metadata={"help": "ParaVT parquet files (prompt, videos, extra_info)"}
@@ -145,7 +145,7 @@ def load_rows(config: SFTRunConfig):
     parts = [load_from_disk(path) for path in config.dataset]
     if config.traces or config.paravt_parquet:
         from graphs.context import Context
-        from graphs.traces import read_jsonl
+        from graphs.runs.traces import read_jsonl
         from training.sft_data import paravt_rows, read_paravt_parquet, to_dataset, traces_to_rows
 
         traces = (trace for path in config.traces for trace in read_jsonl(path))

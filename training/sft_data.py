@@ -37,12 +37,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents import prompts, video
+from agents import prompts
 from agents.main_turn import Ask, Setting
+from agents.media import video
 from agents.protocol import render_turn
 from agents.protocols import get_protocol
 from graphs.context import Context, effective
-from graphs.traces import call_role, read_jsonl
+from graphs.runs.traces import call_role, read_jsonl
 from training.questions import RLPrompt, normalise_target
 
 log = logging.getLogger(__name__)
@@ -129,7 +130,7 @@ def paravt_record(row: Mapping[str, Any], video_root: str | Path | None = None) 
 
     The record has ``video`` (resolved path), ``prompt`` (the user text without the
     ``<video>`` placeholder), ``kind``, ``answer`` and ``response`` (the assistant text, when
-    the prompt list carries one). A missing video raises ``agents.video.VideoError``.
+    the prompt list carries one). A missing video raises ``agents.media.video.VideoError``.
     """
     info = row.get("extra_info") or {}
     info = json.loads(info) if isinstance(info, str) else dict(info)

@@ -20,10 +20,10 @@ from typing import Any, ClassVar
 from typing import Protocol as TypingProtocol
 
 from agents.main_turn import Ask, Setting, Step
+from agents.media.video_probe import VideoInfo
 from agents.protocol import ParsedTurn
 from agents.requests import ModelRequest
 from agents.sub_turn import Window
-from agents.video_probe import VideoInfo
 
 
 class Settings(TypingProtocol):

@@ -14,13 +14,13 @@ from typing import Any
 
 from agents import prompts
 from agents.main_turn import Ask, Setting, Step, main_request
+from agents.media.sampling import overview_times
+from agents.media.video_probe import VideoInfo
 from agents.protocol import THINK_PREFIX, ParsedTurn, ToolCall
 from agents.protocols.base import PlannedCall, Protocol, Settings, Turn
 from agents.requests import ModelRequest, SamplingParams
-from agents.sampling import overview_times
 from agents.sub_turn import Window, subagent_request, window_frames
 from agents.tools import ToolArgumentError, validate_crop
-from agents.video_probe import VideoInfo
 
 
 class ParavtProtocol(Protocol):
@@ -49,13 +49,13 @@ class ParavtProtocol(Protocol):
     def plan_calls(
         self, calls: Sequence[ToolCall], *, info: VideoInfo, ctx: Settings
     ) -> list[PlannedCall]:
-        cap, planned = ctx.calls_per_turn, []
+        calls_per_turn, planned = ctx.calls_per_turn, []
         for position, call in enumerate(calls):
             start = end = error = None
-            if position >= cap:
+            if position >= calls_per_turn:
                 error = (
-                    f"{call.name or 'tool'}: refused, at most {cap} call(s) per turn; this call "
-                    "was not run. Ask again next turn if you still need this window."
+                    f"{call.name or 'tool'}: refused, at most {calls_per_turn} call(s) per turn; "
+                    "this call was not run. Ask again next turn if you still need this window."
                 )
             else:
                 try:

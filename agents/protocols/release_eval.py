@@ -6,7 +6,7 @@
   ``reasoning``), the agentic ones with the release's ``crop_video`` schema (``video_path``
   included; a model-supplied path is still ignored).
 - The first user turn: the overview frames with no time labels (qwen-vl-utils' ``nframes``
-  rule: `agents.qwen_frames`; bicubic resize, JPEG quality 85), or a ``file://`` video_url for
+  rule: `agents.media.qwen_frames`; bicubic resize, JPEG quality 85), or a ``file://`` video_url for
   servers that decode video; then the question block, to which agentic modes add the video's
   file name. A video too short for the frame count gets no frames at all, as in the release.
 - Each call comes back as a user message of its own: its frames (1 fps, 1-16 frames, at
@@ -25,8 +25,10 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agents import prompts, qwen_frames
+from agents import prompts
 from agents.main_turn import Ask, Setting, Step
+from agents.media import qwen_frames
+from agents.media.video_probe import VideoInfo, frame_table
 from agents.protocol import ParsedTurn
 from agents.protocols import release_texts as T
 from agents.protocols.base import EpisodeError, PlannedCall, Protocol, Settings, Turn
@@ -34,7 +36,6 @@ from agents.protocols.release_calls import clock_seconds, eval_driver_calls
 from agents.protocols.release_frames import crop_plan, qwen_part, video_of, video_url_part
 from agents.requests import ModelRequest, SamplingParams
 from agents.sub_turn import Window
-from agents.video_probe import VideoInfo, frame_table
 
 PROMPT_MODES = ("agentic_general", "agentic_minimal", "direct", "reasoning")
 VIDEO_CHANNELS = ("image_url", "video_url")

@@ -1,5 +1,5 @@
 """Frame references for the release's protocols: frames picked and sized by qwen-vl-utils'
-rules (`agents.qwen_frames`) over the video's frame table, encoded as the release encodes them
+rules (`agents.media.qwen_frames`) over the video's frame table, encoded as the release encodes them
 (bicubic resize, PIL JPEG at quality 85), with or without time labels; and the ``video_url``
 part for servers that decode the video themselves."""
 
@@ -9,9 +9,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from agents import qwen_frames
+from agents.media import qwen_frames
+from agents.media.video_probe import FrameTable, VideoInfo
 from agents.prompts import FRAMES_PART, VIDEO_PART
-from agents.video_probe import FrameTable, VideoInfo
 
 CROP = {"sample_fps": 1, "min_frames": 1, "max_frames": 16, "min_pixels": 784, "max_pixels": 50176}
 """Every crop of the release (its eval driver's ``crop_frames`` and its RL sub-agent)."""

@@ -25,8 +25,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agents import prompts, qwen_frames
+from agents import prompts
 from agents.main_turn import Ask, Setting, Step
+from agents.media import qwen_frames
+from agents.media.video_probe import VideoInfo, frame_table
 from agents.protocol import THINK_PREFIX, ParsedTurn
 from agents.protocols import release_texts as T
 from agents.protocols.base import PlannedCall, Protocol, Settings, Turn
@@ -34,7 +36,6 @@ from agents.protocols.release_calls import rl_workflow_calls
 from agents.protocols.release_frames import crop_plan, qwen_part
 from agents.requests import ModelRequest, SamplingParams
 from agents.sub_turn import Window
-from agents.video_probe import VideoInfo, frame_table
 
 OVERVIEW = {"sample_fps": 1, "max_frames": 64, "min_pixels": 784, "max_pixels": 50176}
 """``hierarchical_agent`` of the release's ``_base.yaml``: fps 1, max_frames 64, 784-50,176."""

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from agents import benchmark  # noqa: E402
-from agents.sampling import overview_timestamps  # noqa: E402
+from agents.media.sampling import overview_timestamps  # noqa: E402
 from agents.synthetic import read_manifest, write_manifest  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

@@ -5,14 +5,14 @@ from __future__ import annotations
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from graphs.board import Board
 from graphs.context import Context, effective
-from graphs.offload import board_call
+from graphs.runs.offload import board_call
+from graphs.runs.traces import build_trace
 from graphs.state import State
-from graphs.traces import build_trace
+from graphs.store.board import BoardStore
 
 
-def make_finish(board: Board):
+def make_finish(board: BoardStore):
     async def finish(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict:
         if state.get("run_id") is None:  # refused before a run: the chat says why
             return {"status": "failed"}

@@ -7,20 +7,20 @@ import asyncio
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from agents import video
-from agents.completion import ChatModel
+from agents.client.completion import ChatModel
+from agents.media import video
 from agents.protocol import parse, with_prefix
 from agents.protocols import EpisodeError, get_protocol
 from graphs.calls import call_records
 from graphs.chat_view import answer_message, main_message_id, tool_turn_message
 from graphs.context import Context, effective, model_of
 from graphs.length import coverage_instruction
-from graphs.offload import prepare_if_cached
-from graphs.prefetch import WindowPrefetch
-from graphs.progress import report
+from graphs.runs.offload import prepare_if_cached
+from graphs.runs.prefetch import WindowPrefetch
+from graphs.runs.progress import report
+from graphs.runs.streaming import TokenStream
+from graphs.runs.traces import model_call
 from graphs.state import State
-from graphs.streaming import TokenStream
-from graphs.traces import model_call
 from graphs.transcript import ask_of, main_calls, setting_of, steps_of, turn_text
 
 

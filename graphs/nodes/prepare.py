@@ -10,22 +10,23 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from agents import prompts, video
-from agents.completion import ChatModel
+from agents import prompts
+from agents.client.completion import ChatModel
+from agents.media import video
+from agents.media.sampling import overview_times
 from agents.protocols import get_protocol
 from agents.question_rules import QuestionRefused
-from agents.sampling import overview_times
-from graphs import offload
 from graphs.admission import MediaRefused, MediaRoots
 from graphs.asking import humans, next_question
-from graphs.board import Board
 from graphs.budget import budget_problem, served_context_length, window_frames_cap
 from graphs.context import Context, effective, settings_of
-from graphs.progress import report
+from graphs.runs import offload
+from graphs.runs.progress import report
 from graphs.state import CallRecord, State
+from graphs.store.board import BoardStore
 
 
-def make_prepare(board: Board, media: MediaRoots, llm: ChatModel | None):
+def make_prepare(board: BoardStore, media: MediaRoots, llm: ChatModel | None):
     async def prepare(state: State, config: RunnableConfig, runtime: Runtime[Context]) -> dict:
         ctx = effective(runtime.context)
         protocol = get_protocol(ctx.protocol)

@@ -9,20 +9,20 @@ from typing import Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
-from agents import frame_store, video
-from agents.completion import ChatModel
+from agents.client.completion import ChatModel
+from agents.media import frame_store, video
 from agents.protocols import get_protocol
 from agents.sub_turn import Window, readable_notes
-from graphs.board import Board
 from graphs.context import Context, effective, model_of
 from graphs.notes import needs_verification, post_note
-from graphs.offload import prepare_request
-from graphs.progress import report
+from graphs.runs.offload import prepare_request
+from graphs.runs.progress import report
+from graphs.runs.traces import model_call
 from graphs.state import ModelCall, SubAgentTask, ToolResult, VerifyTask
-from graphs.traces import model_call
+from graphs.store.board import BoardStore
 
 
-def make_sub_agent(llm: ChatModel | None, board: Board):
+def make_sub_agent(llm: ChatModel | None, board: BoardStore):
     async def sub_agent(
         task: SubAgentTask, runtime: Runtime[Context]
     ) -> Command[Literal["verify_gate", "collect"]]:

@@ -9,17 +9,17 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from agents import prompts
-from agents.completion import ChatModel
+from agents.client.completion import ChatModel
 from agents.sub_turn import Window, verifier_request
 from agents.verify import parse_verdict
-from graphs.board import Board
 from graphs.context import Context, effective, model_of
 from graphs.notes import needs_verification, post_note
+from graphs.runs.traces import model_call
 from graphs.state import ModelCall, VerifyTask
-from graphs.traces import model_call
+from graphs.store.board import BoardStore
 
 
-def make_verify_gate(llm: ChatModel | None, board: Board):
+def make_verify_gate(llm: ChatModel | None, board: BoardStore):
     async def verify_gate(task: VerifyTask, runtime: Runtime[Context]) -> dict:
         ctx = effective(runtime.context)
         result = dict(task["result"])

@@ -1,4 +1,4 @@
-"""Record qwen-vl-utils' own frame choices, as test data for `agents.qwen_frames`.
+"""Record qwen-vl-utils' own frame choices, as test data for `agents.media.qwen_frames`.
 
     python tests/parity/record_qwen_frames.py --out tests/data/parity/qwen_frames.json
 

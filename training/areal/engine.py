@@ -36,9 +36,9 @@ from typing import Any
 
 import torch
 
-from graphs.board import Board
 from graphs.context import Context, RunContext
-from graphs.run import run_question, shared_graph
+from graphs.runs.run import run_question, shared_graph
+from graphs.store.sqlite_board import Board
 from serving.engine import ChatRenderer
 from training.para_grpo import ParaGRPOConfig, trace_reward
 from training.policy import GenRequest, GenResult, PolicyChatModel, Row, episode_rows

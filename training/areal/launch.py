@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents import video
+from agents.media import video
 from training.areal.workflow import WORKFLOW, _require_areal, grpo_config
 from training.para_grpo import ParaGRPOConfig
 from training.questions import RLPrompt

@@ -42,13 +42,13 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from agents.completion import ChatModel, Completion
-from agents.llm import OpenAIChatModel
+from agents.client.completion import ChatModel, Completion
+from agents.client.llm import OpenAIChatModel
 from agents.requests import ModelRequest
-from graphs.board import Board
 from graphs.context import Context, RunContext
-from graphs.run import run_question, shared_graph
-from graphs.traces import call_role
+from graphs.runs.run import run_question, shared_graph
+from graphs.runs.traces import call_role
+from graphs.store.sqlite_board import Board
 from training.para_grpo import ParaGRPOConfig, trace_reward
 from training.questions import RLPrompt
 from training.rewards import RewardParts
@@ -93,7 +93,7 @@ def rollout_outcome(
     config: ParaGRPOConfig | None = None,
     discount: float = 1.0,
 ) -> RolloutOutcome:
-    """Reward, recorded interactions and step metrics of one trace (``graphs.traces.Trace``).
+    """Reward, recorded interactions and step metrics of one trace (``graphs.runs.traces.Trace``).
 
     Interactions are the model calls the proxy records, in trace order: main-agent turns, plus
     sub-agent calls with ``train_subagents``. The reward sits on the last; earlier ones get

@@ -36,11 +36,11 @@ from typing import Any
 
 from agents import benchmark
 from agents.synthetic import QAItem, SyntheticVideo, read_manifest
-from graphs.board import Board
 from graphs.builder import compile_graph
 from graphs.context import Context
-from graphs.run import run_question
-from graphs.traces import call_role, read_jsonl, write_jsonl
+from graphs.runs.run import run_question
+from graphs.runs.traces import call_role, read_jsonl, write_jsonl
+from graphs.store.sqlite_board import Board
 from training.nano import phrasing
 from training.nano.oracle import OracleModel, bind
 from training.nano.verifier_rows import verifier_rows

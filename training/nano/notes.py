@@ -7,7 +7,7 @@ what those steps read: the question block, the tool responses exactly as the gra
 them (``agents.main_turn.replies_content``), and the oracle's turns; a couple of hundred
 tokens, no images. They are made from the benchmark's plans (``agents.benchmark.plan``) of
 train-split seeds, without rendering a video: each window's frame times follow the graph's
-own sampling rule (``agents.sampling.window_timestamps``, then the nearest frame, half up,
+own sampling rule (``agents.media.sampling.window_timestamps``, then the nearest frame, half up,
 as the decoder picks it). Per plan:
 
 - the benchmark's three questions with its prompt, and :data:`PHRASED` other wordings
@@ -28,8 +28,8 @@ from pathlib import Path
 
 from agents import benchmark, prompts
 from agents.main_turn import Reply, replies_content
+from agents.media.sampling import window_timestamps
 from agents.protocol import parse, render_tool_responses
-from agents.sampling import window_timestamps
 from agents.synthetic import QAItem, SyntheticVideo
 from graphs.context import Context
 from graphs.length import coverage_instruction

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agents import benchmark, prompts
-from agents.completion import Completion, Usage
+from agents.client.completion import Completion, Usage
 from agents.misreads import KINDS, misread, misreadable
 from agents.protocol import TOOL_NAME, parse, render_turn
 from agents.requests import ModelRequest

@@ -239,7 +239,7 @@ def build_trainer(
     from datasets import Dataset
     from transformers import AutoConfig, AutoImageProcessor, AutoTokenizer
 
-    from graphs.board import Board
+    from graphs.store.sqlite_board import Board
     from serving.engine import ChatRenderer
     from training.trl.rollout import ParaVTRollout, paravt_objective
     from training.trl.trainer import ParaVTGRPOTrainer

@@ -20,9 +20,9 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from graphs.board import Board
 from graphs.context import Context, RunContext
-from graphs.run import run_question, shared_graph
+from graphs.runs.run import run_question, shared_graph
+from graphs.store.sqlite_board import Board
 from serving.detokenize import END_TOKENS
 from training.para_grpo import ParaGRPOConfig, trace_reward
 from training.policy import Batcher, Episode, PolicyChatModel, episode_rows
