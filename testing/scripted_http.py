@@ -9,13 +9,10 @@ import logging
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from serving.sse import CONTENT_TYPE, DONE, ChunkStream, wants_usage, words
 from testing.scripted_replies import Reply, completion_body, error_body
-
-if TYPE_CHECKING:
-    from testing.scripted import ScriptedServer
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +179,8 @@ class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256  # benchmarks open many connections at once
 
-    def __init__(self, address: tuple[str, int], scripted: ScriptedServer) -> None:
+    def __init__(self, address: tuple[str, int], scripted: Any) -> None:
+        # `scripted`: the testing.scripted.ScriptedServer that owns this HTTP server
         self.scripted = scripted
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()

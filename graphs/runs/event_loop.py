@@ -11,7 +11,7 @@ A command's loop is its own: no LangGraph server watches it for blocking calls, 
 loaded two-core machine a trip to a thread costs more than a brief call it would carry (a
 cache lookup and a ``stat``; a SQLite write that never waits for a lock): the thread waits
 for the GIL behind the busy loop, 1-6 ms at K = 5. `owned` tells nodes and the board that
-such calls may run on the loop (`graphs.offload`).
+such calls may run on the loop (`graphs.runs.offload`).
 """
 
 from __future__ import annotations

@@ -17,11 +17,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graphs.board_base import BoardStore
 from graphs.context import Context, effective
-from graphs.postgres.url import DatabaseError
-from graphs.store_errors import full_disk
-from graphs.traces import build_trace
+from graphs.runs.traces import build_trace
+from graphs.store.board import BoardStore
+from graphs.store.errors import full_disk
+from graphs.store.postgres.url import DatabaseError
 
 log = logging.getLogger(__name__)
 

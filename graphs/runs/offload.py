@@ -1,7 +1,7 @@
 """Brief calls a node would send to a thread, run on the loop when it is a command's own.
 
 On a server's loop (a LangGraph server flags blocking calls) and in tests every call here
-goes to a thread, as before. On a command's loop (`graphs.event_loop.owned`) a call that
+goes to a thread, as before. On a command's loop (`graphs.runs.event_loop.owned`) a call that
 cannot wait runs in place: a video probed before is probed again there, a request whose
 frames are all in memory is prepared there, and a board call that can take its locks at once
 is made there. Anything that would decode video or wait for another process's lock still
@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 
 from agents.media import video
 from agents.requests import ModelRequest
-from graphs import event_loop
-from graphs.board_base import BoardStore
+from graphs.runs import event_loop
+from graphs.store.board import BoardStore
 
 _T = TypeVar("_T")
 

@@ -4,7 +4,8 @@ An endpoint that fails after retries ends the run `failed` (with its partial tra
 that fills up ends it `failed` too, with what it computed kept in the result; any other error
 ends it `failed` and is raised; a cancelled run (Ctrl-C, or a batch that stops) ends
 `interrupted`. A process killed outright leaves its run `running` until the board is opened
-again (`graphs.board`). A thread named again resumes its own run only (`graphs.resume`).
+again (`graphs.store.sqlite_board`). A thread named again resumes its own run only
+(`graphs.runs.resume`).
 """
 
 from __future__ import annotations
@@ -22,14 +23,15 @@ from langgraph.graph.state import CompiledStateGraph
 
 from agents.client.completion import EndpointError
 from agents.question_rules import check_question
-from graphs import offload, owners
-from graphs.board_base import BoardStore
 from graphs.builder import compile_graph
 from graphs.context import Context
-from graphs.postgres.url import DatabaseError
-from graphs.resume import differences, mismatch
-from graphs.store_errors import DiskFull, full_disk
-from graphs.traces import Trace, build_trace
+from graphs.runs import offload
+from graphs.runs.resume import differences, mismatch
+from graphs.runs.traces import Trace, build_trace
+from graphs.store import owners
+from graphs.store.board import BoardStore
+from graphs.store.errors import DiskFull, full_disk
+from graphs.store.postgres.url import DatabaseError
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +76,7 @@ async def run_question(
 
     A question that cannot be asked raises `agents.question_rules.QuestionRefused`, a missing
     or unreadable video `agents.media.video.VideoError`, before anything starts; so does a thread
-    id whose run asked something else (`graphs.resume.ThreadMismatch`), unless `new_thread`
+    id whose run asked something else (`graphs.runs.resume.ThreadMismatch`), unless `new_thread`
     starts that thread over. An endpoint that still fails after retries returns a `failed`
     result, with the partial trace stored on the board; rerunning with the same thread id
     resumes from the last checkpoint, so finished sub-agents are not asked again. Without a
