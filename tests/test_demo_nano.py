@@ -22,6 +22,7 @@ import app
 from agents import benchmark
 from agents.synthetic import read_manifest
 from graphs.builder import compile_graph
+from graphs.chat_view import plain_answer
 from graphs.runs.run import run_question
 from graphs.store.sqlite_board import Board
 from serving.checkpoints import default_checkpoint
@@ -72,7 +73,8 @@ def test_the_demo_json_and_board_hold_the_run(demo_run):
     assert cost["model_calls"] >= 1 and cost["frames_encoded"] >= 4
     assert record["wall_s"] > 0
     assert "overview 4 frames at 15, 45, 75, 105 s" in stderr  # the benchmark's overview
-    assert f"expected {record['expected']!r}" in stderr
+    # shown with its option's text (the record keeps the letter)
+    assert f"expected {plain_answer(record['expected'], demo_item()[1].options)!r}" in stderr
     board = Board(home / "board.sqlite")
     run = board.run(record["run_id"])
     assert run["status"] == record["status"] and run["settings"]["overview_frames"] == 4
