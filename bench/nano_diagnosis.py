@@ -16,9 +16,12 @@ from agents import benchmark
 from agents.media import frame_store
 from agents.protocol import render_turn
 from agents.scoring.accuracy import accuracy_reward
-from agents.synthetic import read_manifest
+from agents.synthetic import QAItem, read_manifest  # noqa: F401 (QAItem: the doctest)
+from graphs.runs.traces import call_role
 from graphs.store.sqlite_board import Board
-from training.nano.oracle import pick_lines, reasoning, sightings, window_note
+from training.nano.intents import intent_of
+from training.nano.oracle import reasoning, window_note
+from training.nano.reasoning import pick_lines, sightings
 
 
 def _grid_index(grid: list[float], t: float) -> int:
@@ -97,16 +100,17 @@ def answers_for_another_needle(item, notes: list[str], answer: str | None) -> bo
     return False
 
 
-def pick_position(kind: str, question: str, notes: list[str]) -> str | None:
+def pick_position(item, notes: list[str]) -> str | None:
     """Where the needle a lookup names sits among the needles the notes report, as the main
     agent's check finds it: "last", "first" or "other" (None when the notes lack it).
 
     >>> notes = ["Seen: red square from 3 to 5 seconds.", "Seen: blue circle from 9 to 11 seconds."]
-    >>> pick_position("colour", "What colour is the square?", notes)
+    >>> item = QAItem("v-mc-colour", "multiple_choice", "What colour is the square?", (), "", {})
+    >>> pick_position(item, notes)
     'first'
     """
     spans = sightings(notes)
-    picked = pick_lines(kind, question, spans) if spans else None
+    picked = pick_lines(intent_of(item), spans) if spans else None
     if picked is None:
         return None
     index = list(spans).index(picked[1][0])
@@ -120,7 +124,7 @@ def answer_counts(counts: Counter, item, notes: list[str], answer: str | None) -
     implied, follows = follows_notes(item, notes, answer)
     kind = item.id.rsplit("-", 1)[-1]
     groups = ["", f"_{kind}", f"_sightings_{len(sightings(notes))}"]
-    if kind in LOOKUPS and (position := pick_position(kind, item.question, notes)):
+    if kind in LOOKUPS and (position := pick_position(item, notes)):
         groups.append(f"_pick_{position}")
     for group in groups:
         counts[f"after_notes{group}"] += 1
@@ -141,7 +145,7 @@ def run_samples(folder: Path) -> Iterator[tuple]:
         truth, items = read_manifest(Path(record["sample"]["media"]).with_suffix(".json"))
         item = next(i for i in items if i.question == record["sample"]["question"])
         trace = board.trace(record["trace_id"])
-        subs = [c for c in trace["model_calls"] if c["agent"].startswith("sub:")]
+        subs = [c for c in trace["model_calls"] if call_role(c) == "sub_agent"]
         yield truth, item, trace, subs
 
 

@@ -1,14 +1,21 @@
-"""paravt-nano on the held-out needle test split: with parallel tools, and with dispatch none.
+"""paravt-nano on held-out data: the needle test split, the phrasing set, the verifier.
 
     python bench/nano_eval.py                      # the shipped assets/paravt-nano
     python bench/nano_eval.py --model build/nano/sft --videos 20 --json /tmp/probe.json
+    python bench/nano_eval.py --parts phrasing verifier   # only these; other keys are kept
 
 Serves the checkpoint with the local OpenAI-compatible server (``serving.server``, over real
-HTTP, as a user would) and runs the evaluation runner on the test split (seeds no training
-step reads) with the benchmark's graph settings (4 overview frames). Writes the metrics of
-both runs, the targets of the issue and whether each is met, and a diagnosis of the tools
-run (sub-agent notes against the oracle's; final answers against the run's own notes) to
-``bench/nano_eval.json``.
+HTTP, as a user would). Three parts, each written under its key of ``bench/nano_eval.json``:
+
+- ``benchmark``: the evaluation runner on the test split (seeds no training step reads) with
+  the benchmark's graph settings (4 overview frames), with parallel tools and with dispatch
+  none: the metrics of both runs, the targets and whether each is met, and a diagnosis of
+  the tools run (sub-agent notes against the oracle's; final answers against the run's own
+  notes), under the keys ``tools``, ``none``, ``diagnosis`` and ``targets``;
+- ``phrasing``: the held-out phrasing set (``nano_phrasings``), asked as a chat asks it,
+  scored per kind with options and without (``nano_asking``);
+- ``verifier``: the verify gate's accept rate on right notes and reject rate on misread ones
+  on test-split windows (``nano_verifier``).
 """
 
 from __future__ import annotations
@@ -27,6 +34,10 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from nano_asking import phrasing_report  # noqa: E402
+from nano_verifier import verifier_report  # noqa: E402
 
 from agents.client.llm import OpenAIChatModel  # noqa: E402
 from bench.nano_diagnosis import diagnose  # noqa: E402
@@ -49,7 +60,10 @@ TARGETS = {
     "end_to_end.grounding_miou": 0.45,
     "end_to_end.open_f1": 0.8,
     "end_to_end.format_validity": 0.95,
+    "verifier.accepts_right_notes": 0.9,
+    "verifier.rejects_wrong_notes": 0.9,
 }
+PARTS = ("benchmark", "phrasing", "verifier")
 
 
 async def run_arm(llm, task, data_dir: Path, out: Path, dispatch: str, videos: int, conc: int):
@@ -76,8 +90,22 @@ async def run_arm(llm, task, data_dir: Path, out: Path, dispatch: str, videos: i
     }
 
 
-def verdict(tools: dict, none: dict, diagnosis: dict) -> dict:
-    """Each target with its measured value and whether it is met."""
+def verdict(report: dict) -> dict:
+    """Each target whose part was measured, with its value and whether it is met."""
+    measured = {}
+    if "tools" in report:
+        measured |= benchmark_measures(report["tools"], report["none"], report["diagnosis"])
+    if "verifier" in report:
+        v = report["verifier"]
+        measured["verifier.accepts_right_notes"] = v["accepts_right_notes"]
+        measured["verifier.rejects_wrong_notes"] = v["rejects_wrong_notes"]
+    return {
+        k: {"target": TARGETS[k], "measured": v, "met": v is not None and v >= TARGETS[k]}
+        for k, v in measured.items()
+    }
+
+
+def benchmark_measures(tools: dict, none: dict, diagnosis: dict) -> dict:
     m, n = tools["metrics"], none["metrics"]
     sub = diagnosis["sub_agent"]
     by_colour = [v for v in sub["colour_right_by_colour"].values() if v is not None]
@@ -94,10 +122,7 @@ def verdict(tools: dict, none: dict, diagnosis: dict) -> dict:
         "end_to_end.open_f1": m.get("open_f1"),
         "end_to_end.format_validity": tools["costs"].get("format_validity"),
     }
-    return {
-        k: {"target": TARGETS[k], "measured": v, "met": v is not None and v >= TARGETS[k]}
-        for k, v in measured.items()
-    }
+    return measured
 
 
 def weights_digest(model_dir: Path) -> str:
@@ -113,23 +138,25 @@ async def main_async(args) -> dict:
     # The served name is the same for every nano checkpoint, so the eval's resumable folder
     # is kept per weights: another checkpoint never resumes this one's finished runs.
     work = args.work / weights_digest(args.model)
+    report = {"model": str(args.model), "weights_sha256_12": work.name}
     with local_server(args.model, log_path=work / "server.log") as base_url:
         async with OpenAIChatModel(base_url, timeout=600.0) as llm:
-            tools = await run_arm(
-                llm, task, args.data, work, "parallel", args.videos, args.concurrency
-            )
-            none = await run_arm(llm, task, args.data, work, "none", args.videos, args.concurrency)
-    diagnosis = diagnose(Path(tools["folder"]))
-    return {
-        "model": str(args.model),
-        "weights_sha256_12": work.name,
-        "diagnosis": diagnosis,
-        "videos": args.videos,
-        "samples_per_arm": tools["counts"]["samples"],
-        "tools": tools,
-        "none": none,
-        "targets": verdict(tools, none, diagnosis),
-    }
+            if "benchmark" in args.parts:
+                conc = args.concurrency
+                tools = await run_arm(llm, task, args.data, work, "parallel", args.videos, conc)
+                none = await run_arm(llm, task, args.data, work, "none", args.videos, conc)
+                report |= {"diagnosis": diagnose(Path(tools["folder"])), "videos": args.videos,
+                           "samples_per_arm": tools["counts"]["samples"], "tools": tools,
+                           "none": none}  # fmt: skip
+            if "phrasing" in args.parts:
+                report["phrasing"] = await phrasing_report(
+                    llm, args.data, work / "phrasing", concurrency=args.concurrency
+                )
+            if "verifier" in args.parts:
+                report["verifier"] = await verifier_report(
+                    llm, args.data, concurrency=args.concurrency
+                )
+    return report
 
 
 def main() -> int:
@@ -141,14 +168,24 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--json", type=Path, default=Path(__file__).with_suffix(".json"))
     parser.add_argument("--diagnose", type=Path, help="Only diagnose this finished tools run.")
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.diagnose:
         print(json.dumps(diagnose(args.diagnose), indent=2))
         return 0
     report = asyncio.run(main_async(args))
+    if set(args.parts) != set(PARTS) and args.json.exists():  # keep the parts not measured
+        kept = json.loads(args.json.read_text())
+        if kept.get("weights_sha256_12") != report["weights_sha256_12"]:
+            parser.error(f"{args.json} is another checkpoint's record: pass another --json")
+        report = kept | report
+    report["targets"] = verdict(report)
     args.json.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps({k: report[k] for k in ("targets", "diagnosis")}, indent=2))
+    shown = {k: report[k] for k in ("targets", "diagnosis") if k in report}
+    if "phrasing" in report:
+        shown["phrasing"] = {k: v for k, v in report["phrasing"].items() if k != "answers"}
+    print(json.dumps(shown, indent=2))
     return 0
 
 

@@ -12,6 +12,7 @@ from agents.protocol import parse, with_prefix
 from agents.scoring.accuracy import accuracy_reward
 from agents.synthetic import QAItem
 from agents.terminal_text import plain
+from graphs.chat_view import plain_answer
 from graphs.runs.run import RunResult
 
 
@@ -27,11 +28,13 @@ class RunDisplay:
         self.print = functools.partial(out.print, highlight=False, emoji=False, soft_wrap=True)
         self.colour = out.color_system is not None  # rich's call: a terminal, NO_COLOR unset
         self.sub_calls: dict[str, dict[str, Any]] = {}  # "sub:turn:index" -> model call
+        self.options: list[str] = []  # the question's options: a letter is shown with its text
 
     def __call__(self, node: str, values: dict[str, Any]) -> None:
         if node == "prepare" and values.get("refusal"):
             self._write(f"{self._paint('refused', 'red')} {_plain(values['refusal'])}")
         elif node == "prepare":
+            self.options = list(values.get("options") or [])
             times = ", ".join(f"{t:g}" for t in values["overview"]["timestamps"])
             self._write(
                 f"{self._paint('overview', 'cyan')} {len(values['overview']['timestamps'])} "
@@ -64,7 +67,9 @@ class RunDisplay:
                 f"{_plain(refused['error'])}"
             )
         if values.get("status") in ("answered", "no_answer"):
-            lines.append(f"  {values['status']}: {_plain(repr(values.get('answer')))}")
+            answer = values.get("answer")
+            shown = plain_answer(answer, self.options) if answer else answer
+            lines.append(f"  {values['status']}: {_plain(repr(shown))}")
         self._write("\n".join(lines))
 
     def _note(self, result: dict[str, Any]) -> None:
@@ -89,16 +94,21 @@ class RunDisplay:
     def summary(
         self, result: RunResult, *, wall_s: float, expected: str | None, correct: bool | None
     ) -> None:
-        """The answer, its verdict against the expected answer (if any), and the run's cost."""
+        """The answer (a letter with its option's text), its verdict against the expected
+        answer (if any), and the run's cost."""
         if result.status == "failed":
             self.print(f"[red]run {result.run_id} failed:[/red] {escape(_plain(result.error))}")
             if result.resumable:  # only where running the thread again can get past it
                 self.print(f"resume it with --thread-id {result.thread_id}")
         else:
-            line = f"[bold]answer[/bold] {escape(_plain(repr(result.answer)))} ({result.status})"
+            options = (result.trace or {}).get("options") or []
+            shown = plain_answer(result.answer, options) if result.answer else result.answer
+            line = f"[bold]answer[/bold] {escape(_plain(repr(shown)))} ({result.status})"
             if expected is not None:
                 verdict = "[green]right[/green]" if correct else "[red]wrong[/red]"
-                line += f", expected {escape(_plain(repr(expected)))}: {verdict}"
+                line += (
+                    f", expected {escape(_plain(repr(plain_answer(expected, options))))}: {verdict}"
+                )
             self.print(line)
         cost = (result.trace or {}).get("cost")
         if cost:

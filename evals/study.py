@@ -3,14 +3,21 @@
 Configurations (a registry; pick any subset): a single agent without tools or board, two
 agents on one board (a scanner writes, a checker answers), the ParaVT isolated sub-agents,
 a shared board, a verified board, a verified board with the length gate, and majority
-voting (N = 5 at temperature 0.7) as the compute-matched ensemble baseline. The report has
-the accuracy-cost table, the Pareto plot (vision counted in the cost), and paired-bootstrap
-CIs of each configuration against the single agent.
+voting (N = 5 at temperature 0.7) as the compute-matched ensemble baseline, of single agents
+and of shared-board runs. The report has the accuracy-cost table, the Pareto plot (vision
+counted in the cost), and paired-bootstrap CIs of each configuration against the single agent.
+
+The option ``note_noise=P`` (with ``note_noise_seed=S``, default 0) misreads a share P of the
+sub-agents' sighting notes before they reach the board (``evals.note_noise``): the noise
+reinforcement the verify gate is for. It is part of each run's spec (so of its folder's
+hash), never passed to the task's loader, and named in the report, which is written to
+``study-<task>-note_noise<P>/``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +25,7 @@ from typing import Any
 from agents.client.completion import ChatModel
 from evals import pareto
 from evals.compare import compare_runs
+from evals.note_noise import NoisyNotes, split_options
 from evals.records import write_json_atomic
 from evals.runner import evaluate
 from evals.spec import EvalSpec
@@ -56,6 +64,11 @@ async def run_study(
     if unknown:
         raise ValueError(f"unknown study configurations {unknown}; known: {list(STUDY_CONFIGS)}")
     base = base or Context(**task.context)
+    options = dict(options or {})
+    loader_options, noise, noise_seed = split_options(options)
+    if noise:
+        options["note_noise_seed"] = noise_seed  # the seed is part of the spec too
+    loading = dataclasses.replace(task, load=functools.partial(_load, task.load, loader_options))
     folders: dict[str, Path] = {}
     for name in configs:
         config = STUDY_CONFIGS[name]
@@ -65,27 +78,46 @@ async def run_study(
             data_dir=str(data_dir),
             model=model,
             context=dataclasses.asdict(context),
-            options=options or {},
+            options=options,
             votes=config.votes,
         )
+        # each configuration gets its own draws, the same for all: the same sub-agent call
+        # is misread alike in every configuration (a paired comparison)
+        model_llm = NoisyNotes(llm, noise, seed=noise_seed) if noise else llm
         outcome = await evaluate(
-            task,
+            loading,
             spec,
-            llm=llm,
+            llm=model_llm,
             out_root=out_root,
             profile=profile,
             limit=limit,
             concurrency=concurrency,
         )
         folders[name] = outcome.folder
-    return write_report(task, folders, out_root, profile=profile, resamples=resamples)
+    noise_info = {"rate": noise, "seed": noise_seed} if noise else None
+    return write_report(
+        task, folders, out_root, profile=profile, resamples=resamples, noise=noise_info
+    )
+
+
+def _load(load, options: dict[str, Any], data_dir: Path, **_spec_options: Any):
+    """The task's loader with the study's loader options (the spec's also name the noise)."""
+    return load(data_dir, **options)
 
 
 def write_report(
-    task: Task, folders: dict[str, Path], out_root: Path, *, profile: str, resamples: int
+    task: Task,
+    folders: dict[str, Path],
+    out_root: Path,
+    *,
+    profile: str,
+    resamples: int,
+    noise: dict[str, Any] | None = None,
 ) -> Path:
-    """report.md, pareto.png and study.json in `out_root/study-<task>/`."""
-    folder = Path(out_root) / f"study-{task.name}"
+    """report.md, pareto.png and study.json in `out_root/study-<task>/` (with note noise,
+    `out_root/study-<task>-note_noise<rate>/`)."""
+    suffix = f"-note_noise{noise['rate']:g}" if noise else ""
+    folder = Path(out_root) / f"study-{task.name}{suffix}"
     folder.mkdir(parents=True, exist_ok=True)
     points = [
         dataclasses.replace(point, name=name)
@@ -111,6 +143,14 @@ def write_report(
         "",
         f"Primary metric `{task.primary_for(profile)}` (profile `{profile}`); cost is tokens "
         "per sample with every image encoding counted.",
+        "",
+        (
+            f"Note noise: each sub-agent note that states a sighting had one fact (its colour, "
+            f"shape or time) misread with probability {noise['rate']:g} (seed {noise['seed']}) "
+            "before it reached the board (`evals.note_noise`)."
+            if noise
+            else "No note noise: every note is the sub-agent's own."
+        ),
         "",
         pareto.markdown_table(points),
         "",
@@ -143,6 +183,7 @@ def write_report(
         {
             "task": task.name,
             "profile": profile,
+            "note_noise": noise,
             "runs": {k: str(v) for k, v in folders.items()},
             "points": pareto.table(points),
             "comparisons": comparisons,

@@ -30,5 +30,10 @@ STUDY_CONFIGS: dict[str, StudyConfig] = {
         votes=5,
         description="majority of 5 single agents at temperature 0.7",
     ),
+    "shared_vote5": StudyConfig(
+        {"board_mode": "shared", "temperature": 0.7},
+        votes=5,
+        description="majority of 5 shared-board runs at temperature 0.7",
+    ),
 }
 BASELINE = "single"

@@ -22,6 +22,7 @@ import app
 from agents import benchmark
 from agents.synthetic import read_manifest
 from graphs.builder import compile_graph
+from graphs.chat_view import plain_answer
 from graphs.runs.run import run_question
 from graphs.store.sqlite_board import Board
 from serving.checkpoints import default_checkpoint
@@ -72,7 +73,8 @@ def test_the_demo_json_and_board_hold_the_run(demo_run):
     assert cost["model_calls"] >= 1 and cost["frames_encoded"] >= 4
     assert record["wall_s"] > 0
     assert "overview 4 frames at 15, 45, 75, 105 s" in stderr  # the benchmark's overview
-    assert f"expected {record['expected']!r}" in stderr
+    # shown with its option's text (the record keeps the letter)
+    assert f"expected {plain_answer(record['expected'], demo_item()[1].options)!r}" in stderr
     board = Board(home / "board.sqlite")
     run = board.run(record["run_id"])
     assert run["status"] == record["status"] and run["settings"]["overview_frames"] == 4
@@ -135,7 +137,9 @@ async def test_the_display_shows_windows_notes_and_the_verdict(board, letter, ve
     assert "4 parallel crop_video calls: 0-30 s, 30-60 s, 60-90 s, 90-120 s" in text
     assert "sub-agent #3 90-120 s (12 frames" in text
     assert text.count("No coloured shapes.") == 3 and "blue circle from 93 to 99" in text
-    assert f"answer '{letter}' (answered), expected 'D': {verdict}" in text
+    shown = {"D": "D. blue", "A": "A. green"}[letter]  # a letter is shown with its option's text
+    assert f"answer '{shown}' (answered), expected 'D. blue': {verdict}" in text
+    assert f"  answered: '{shown}'" in text
     assert "6 model calls" in text and "1.5 s wall" in text
     record = app.result_record(result, wall_s=1.5, expected=item.answer, correct=correct)
     assert record["calls"] == [{"turn": 0, "windows": [list(q) for q in quarters], "refused": []}]

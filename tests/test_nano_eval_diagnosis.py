@@ -28,12 +28,8 @@ def _nano_eval():
 
 def test_an_answer_copied_from_the_other_note_is_counted_against_two_sightings():
     nano_eval, counts = _nano_eval(), Counter()
-    nano_eval.answer_counts(
-        counts, GROUND, TWO_NOTES, "The event happens in the 203 - 218 seconds."
-    )
-    nano_eval.answer_counts(
-        counts, GROUND, TWO_NOTES[:1], "The event happens in the 13 - 23 seconds."
-    )
+    nano_eval.answer_counts(counts, GROUND, TWO_NOTES, "from 203 to 218 seconds")
+    nano_eval.answer_counts(counts, GROUND, TWO_NOTES[:1], "from 13 to 23 seconds")
     assert counts["after_notes"] == 2 and counts["following"] == 1
     assert counts["after_notes_ground"] == 2 and counts["following_ground"] == 1
     assert counts["after_notes_sightings_2"] == 1 and counts["following_sightings_2"] == 0
@@ -61,20 +57,16 @@ COLOUR = QAItem(
 
 def test_a_missed_lookup_is_told_apart_by_whose_value_it_answers():
     nano_eval, counts = _nano_eval(), Counter()
-    other_span = "The event happens in the 203 - 218 seconds."
+    other_span = "from 203 to 218 seconds"
     assert nano_eval.answers_for_another_needle(GROUND, TWO_NOTES, other_span)
-    assert not nano_eval.answers_for_another_needle(
-        GROUND, TWO_NOTES, "The event happens in the 14 - 23 seconds."
-    )
-    assert not nano_eval.answers_for_another_needle(
-        GROUND, TWO_NOTES, "The event happens in the 13 - 23 seconds."
-    )
+    assert not nano_eval.answers_for_another_needle(GROUND, TWO_NOTES, "from 14 to 23 seconds")
+    assert not nano_eval.answers_for_another_needle(GROUND, TWO_NOTES, "from 13 to 23 seconds")
     assert nano_eval.answers_for_another_needle(COLOUR, TWO_NOTES, "A")  # the square's colour
     assert not nano_eval.answers_for_another_needle(COLOUR, TWO_NOTES, "B")
     for answer in (
         other_span,
-        "The event happens in the 14 - 23 seconds.",
-        "The event happens in the 13 - 23 seconds.",
+        "from 14 to 23 seconds",
+        "from 13 to 23 seconds",
     ):
         nano_eval.answer_counts(counts, GROUND, TWO_NOTES, answer)
     assert counts["lookup_misses"] == 2 and counts["lookup_misses_for_another_needle"] == 1

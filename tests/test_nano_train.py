@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from types import SimpleNamespace
 
+import pytest
 import torch
 
 from training.nano.loss import frame_loss, linear_patch_embed, token_weights, weighted_loss
+from training.nano.sampler import verify_kind
 from training.nano.train import Sampler, SFTSchedule, dedupe
 
 
@@ -73,7 +76,7 @@ def test_sub_agent_batches_balance_colours_and_main_batches_draw_main_rows():
     rows += [{"agent": "sub:0:0", "noise": 0.0, "colours": []} for _ in range(50)]
     rows += [{"agent": "sub:0:1", "noise": 0.0, "colours": [c]} for c in ("red", "green")]
     schedule = SFTSchedule(steps=400, sub_batch_rows=10, needle_share=0.5, main_share=0.25,
-                           notes_share=0.0)  # fmt: skip
+                           notes_share=0.0, verify_share=0.0)  # fmt: skip
     sampler = Sampler(rows, schedule)
     drawn = [sampler.batch(step) for step in range(400)]
     mains = [rows for agent, rows in drawn if agent == "main"]
@@ -81,6 +84,32 @@ def test_sub_agent_batches_balance_colours_and_main_batches_draw_main_rows():
     subs = [r for agent, b in drawn if agent == "sub" for r in b]
     greens = sum(r["colours"] == ["green"] for r in subs) / len(subs)
     assert 0.08 < greens < 0.17  # half the rows show a needle, colours uniform over four
+
+
+def verify_row(note: str, verdict: str) -> dict:
+    instruction = f"Check a note.\nQuestion being answered: Q?\nNote: {note}\nIs everything..."
+    return {"agent": "verify:sub:0:0", "noise": 0.0, "colours": [], "messages": [
+        {"role": "user", "content": [{"type": "text", "text": instruction}]},
+        {"role": "assistant", "content": [{"type": "text", "text": verdict}]}]}  # fmt: skip
+
+
+def test_verifier_batches_balance_right_wrong_and_empty_notes():
+    rows = [{"agent": "main", "noise": 0.0, "colours": []}]
+    rows += [verify_row("No coloured shapes.", "SUPPORTED") for _ in range(60)]
+    rows += [verify_row("Seen: red circle from 3 to 5 seconds.", "SUPPORTED") for _ in range(5)]
+    rows += [verify_row("Seen: blue circle from 3 to 5 seconds.", "UNSUPPORTED")]
+    rows += [verify_row("A man talks.", "UNCERTAIN")]
+    schedule = SFTSchedule(steps=300, main_share=0.5, notes_share=0.0, verify_share=0.5,
+                           verify_batch_rows=10)  # fmt: skip
+    sampler = Sampler(rows, schedule)
+    drawn = [r for agent, b in (sampler.batch(s) for s in range(300)) if agent == "verify"
+             for r in b]  # fmt: skip
+    kinds = Counter(verify_kind(r) for r in drawn)
+    share = {k: kinds[k] / len(drawn) for k in kinds}
+    assert abs(share["wrong"] - 0.45) < 0.06 and abs(share["right_needle"] - 0.35) < 0.06
+    assert abs(share["right_empty"] - 0.15) < 0.05, "the many empty notes do not swamp them"
+    with pytest.raises(ValueError, match="no such rows"):
+        Sampler(rows[:1], schedule)
 
 
 def test_rows_repeated_for_several_questions_are_kept_once():

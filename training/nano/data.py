@@ -1,13 +1,25 @@
 """paravt-nano's SFT data: train-split needle videos, oracle runs of the real graph, rows.
 
 Videos come in noise tiers (a calm background first: the curriculum), all from the train
-split's seeds. Each question is run through the graph with the oracle model with parallel
-tools, and every third one also with dispatch ``none``; each run draws its overview frame
-count from :data:`OVERVIEW_FRAMES` (the counts nFrames Gating draws in PARA-GRPO, so gating
-tests robustness, not an unseen input). The traces are kept in the graph's JSONL trace
-format (``traces.jsonl``) and turned into SFT rows by ``training.sft_data``; each row also
-carries what its frames show (``frame_labels``, an auxiliary target of the vision tower)
-and, for a sub-agent row, the colours its window holds (for colour-balanced sampling).
+split's seeds. Each run draws its overview frame count from :data:`OVERVIEW_FRAMES` (the
+counts nFrames Gating draws in PARA-GRPO, so gating tests robustness, not an unseen input).
+Per video, through the graph with the oracle model (:func:`jobs_for`):
+
+- each benchmark question with parallel tools, and every third one also with dispatch
+  ``none``, asked with the benchmark's prompt;
+- two questions in other wordings (``training.nano.phrasing``), most asked as a chat asks
+  (``Question: ...`` and the format line of their kind), the rest with a benchmark prompt;
+- one question on a verified board (``board_mode="verified"``), its sub-agents' sighting
+  notes misread at :data:`NOTE_NOISE` (``agents.misreads``), so the verifier's traces hold
+  both verdicts and the main agent's traces the look again at a withheld window;
+- every third video, a question in two-agent mode (a scanner's note, no tools), and every
+  sixth its open question on a verified board with the length gate on.
+
+The traces are kept in the graph's JSONL trace format (``traces.jsonl``) and turned into SFT
+rows by ``training.sft_data`` (main agent and sub-agents, but never a note the noise
+misread) and :func:`verifier_rows`; each row also carries what its frames show
+(``frame_labels``, an auxiliary target of the vision tower) and, for a sub-agent row, the
+colours its window holds (for colour-balanced sampling).
 """
 
 from __future__ import annotations
@@ -27,10 +39,12 @@ from agents.synthetic import QAItem, SyntheticVideo, read_manifest
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.runs.run import run_question
-from graphs.runs.traces import read_jsonl, write_jsonl
+from graphs.runs.traces import call_role, read_jsonl, write_jsonl
 from graphs.store.sqlite_board import Board
+from training.nano import phrasing
 from training.nano.oracle import OracleModel, bind
-from training.sft_data import trace_rows
+from training.nano.verifier_rows import verifier_rows
+from training.sft_data import chat_row, trace_rows
 
 log = logging.getLogger(__name__)
 
@@ -39,19 +53,29 @@ NOISE_TIERS = (0.0, 0.5, 1.0)
 #: Overview frame counts of the oracle runs, drawn per run (seeded): the benchmark's 4 half
 #: the time, and the other counts nFrames Gating draws.
 OVERVIEW_FRAMES = (4, 4, 8, 16)
+#: Share of sighting notes misread on a verified board's runs.
+NOTE_NOISE = 0.4
+#: Wordings per video beyond the benchmark's questions.
+PHRASED_PER_VIDEO = 2
 _LABEL = re.compile(r"<(\d+(?:\.\d+)?) seconds>\s*$")
 
 
 @dataclass(frozen=True)
 class Job:
-    """One question to run: its video, the item, the noise tier, the dispatch mode and the
-    overview frame count."""
+    """One question to run: its video, the item, the noise tier, the dispatch mode, the
+    overview frame count, whether it is asked as a chat asks (else with the benchmark's
+    prompt), and the board's mode (``verified`` runs with misread notes), the scanner and
+    the length gate."""
 
     video: SyntheticVideo
     item: QAItem
     noise: float
     dispatch: str
     overview_frames: int = benchmark.GRAPH_SETTINGS["overview_frames"]
+    chat: bool = False
+    board_mode: str = "isolated"
+    scanner_first: bool = False
+    length_gate: bool = False
 
 
 def benchmark_context(**changes: Any) -> Context:
@@ -87,44 +111,69 @@ def train_videos(
         yield (noise, *benchmark.generate(folder, seed, noise=noise))
 
 
-def jobs_for(videos, *, none_every: int = 3, frames=OVERVIEW_FRAMES) -> list[Job]:
-    """Every question with tools, and every `none_every`-th also without tools; each run's
-    overview frame count drawn from `frames`, seeded by the video and the question."""
+def jobs_for(videos, *, none_every: int = 3, frames=OVERVIEW_FRAMES,
+             phrased: int = PHRASED_PER_VIDEO) -> list[Job]:  # fmt: skip
+    """The runs of each video (the module's list), seeded by the video: every benchmark
+    question with tools and every `none_every`-th also without, `phrased` other wordings,
+    one verified-board run, and the two-agent and length-gate runs of some videos. Each
+    run's overview frame count is drawn from `frames`."""
     jobs = []
     for index, (noise, video, items) in enumerate(videos):
+        rng = random.Random(f"jobs:{video.seed}")
         for k, item in enumerate(items):
             draw = random.Random(f"frames:{video.seed}:{k}")
             jobs.append(Job(video, item, noise, "parallel", draw.choice(frames)))
             if (3 * index + k) % none_every == 0:
                 jobs.append(Job(video, item, noise, "none", draw.choice(frames)))
+        asked = [phrasing.phrased(video, rng, k) for k in range(phrased)]
+        for item in asked:
+            chat = rng.random() < 0.8
+            jobs.append(Job(video, item, noise, "parallel", rng.choice(frames), chat=chat))
+        checked = rng.choice([*items, *asked])
+        jobs.append(Job(video, checked, noise, "parallel", rng.choice(frames),
+                        chat=checked in asked, board_mode="verified"))  # fmt: skip
+        if index % 3 == 1:
+            item = rng.choice([*items, *asked])
+            jobs.append(Job(video, item, noise, "none", rng.choice(frames), chat=item in asked,
+                            board_mode="shared", scanner_first=True))  # fmt: skip
+        if index % 6 == 2:
+            jobs.append(Job(video, items[-1], noise, "parallel", rng.choice(frames),
+                            board_mode="verified", length_gate=True))  # fmt: skip
     return jobs
 
 
 async def run_oracle(jobs: Sequence[Job], out: Path, *, concurrency: int = 8) -> list[dict]:
-    """Run every job through the graph with the oracle; traces in job order."""
+    """Run every job through the graph with the oracle; traces in job order, each with the
+    sub-agents whose notes the noise misread (``misread``)."""
     board = Board(out / "oracle-board.sqlite")
-    graph = compile_graph(OracleModel(), board)
+    graphs = {
+        False: compile_graph(OracleModel(), board),
+        True: compile_graph(OracleModel(noise=NOTE_NOISE), board),
+    }
     gate = asyncio.Semaphore(concurrency)
 
     async def one(index: int, job: Job) -> dict:
         async with gate:
-            bind(job.video, job.item)
+            truth = bind(job.video, job.item, chat=job.chat)
+            context = benchmark_context(
+                dispatch=job.dispatch, overview_frames=job.overview_frames,
+                board_mode=job.board_mode, scanner_first=job.scanner_first,
+                length_gate=job.length_gate,
+            )  # fmt: skip
             result = await run_question(
-                graph,
+                graphs[job.board_mode == "verified"],
                 board,
                 video_path=job.video.path,
                 question=job.item.question,
                 options=job.item.options,
                 kind=job.item.kind,
-                prompt=benchmark.prompt_text(job.item),
-                context=benchmark_context(
-                    dispatch=job.dispatch, overview_frames=job.overview_frames
-                ),
+                prompt=None if job.chat else benchmark.prompt_text(job.item),
+                context=context,
                 run_id=f"oracle-{index:06d}",
             )
         if result.status != "answered":
             raise RuntimeError(f"oracle run {index} ended {result.status}: {result.error}")
-        return {**result.trace, "noise": job.noise}
+        return {**result.trace, "noise": job.noise, "misread": sorted(truth.misread)}
 
     return list(await asyncio.gather(*(one(i, job) for i, job in enumerate(jobs))))
 
@@ -143,17 +192,28 @@ def build_traces(root: str | Path, n_videos: int, *, concurrency: int = 8) -> Pa
 
 
 def sft_rows(traces_path: str | Path) -> list[dict]:
-    """SFT rows (main-agent conversations and sub-agent notes) with each trace's noise tier,
-    the labels of their frames (:func:`frame_labels`) and the colours each row's frames show."""
+    """SFT rows with each trace's noise tier, the labels of their frames
+    (:func:`frame_labels`) and the colours each row's frames show: main-agent conversations,
+    sub-agent notes (never one the noise misread), the verifier's calls, and verifier rows
+    made on the sub-agents' windows (:func:`training.nano.verifier_rows.verifier_rows`)."""
     rows, needles = [], {}
     for trace in read_jsonl(traces_path):
         if trace["status"] != "answered":
             continue
         video = trace["video"]
         if video not in needles:
-            needles[video] = read_manifest(Path(video).with_suffix(".json"))[0].needles
-        for row in trace_rows(trace, subagents=True):
-            labels = frame_labels(row["messages"], needles[video])
+            needles[video] = read_manifest(Path(video).with_suffix(".json"))[0]
+        truth = needles[video]
+        misread = set(trace.get("misread", ()))
+        made = [r for r in trace_rows(trace, subagents=True) if r["agent"] not in misread]
+        made += [
+            chat_row([*c["messages"], {"role": "assistant", "content": c["completion"]["text"]}],
+                     source="trace", run_id=trace["run_id"], agent=c["agent"])
+            for c in trace["model_calls"] if call_role(c) == "verifier"
+        ]  # fmt: skip
+        made += verifier_rows(trace, [r for r in made if r["agent"].startswith("sub:")], truth)
+        for row in made:
+            labels = frame_labels(row["messages"], truth.needles)
             colours = sorted({benchmark.COLOURS[c - 1] for c, _ in labels if c})
             rows.append({**row, "noise": trace["noise"], "frame_labels": labels,
                          "colours": colours})  # fmt: skip

@@ -23,18 +23,20 @@ from collections.abc import Sequence
 import torch
 
 from agents import benchmark
-from training.nano.model import LOOKUP_KEYS
+from training.nano.intents import NUMBER_WORDS
+from training.nano.model import LOOKUP_KEYS, VERDICTS
 
 IGNORE = -100
 
 
 def content_token_ids(tokenizer) -> set[int]:
     """Ids of the tokens that carry a decision: colours, shapes, option letters (and their
-    openers, "\nA."), numbers, the "yes"/"no" of the option scan, the "No" of an empty
-    window or overview (with or without a leading space) and the lookup keys that name a
-    colour or a shape ("Seen: red", " the cross is")."""
+    openers, "\nA."), numbers (and number words), the "yes"/"no" of the option scan, the
+    "No" of an empty window or overview (with or without a leading space), the lookup keys
+    that name a colour or a shape ("Seen: red", " the cross is") and the verify gate's
+    verdicts."""
     words = {*benchmark.COLOURS, *benchmark.SHAPES, *benchmark.LETTERS, "No", "no", "yes"}
-    words |= {key.strip() for key in LOOKUP_KEYS}
+    words |= {key.strip() for key in LOOKUP_KEYS} | set(VERDICTS) | set(NUMBER_WORDS)
     ids = set()
     for token, index in tokenizer.get_vocab().items():
         text = tokenizer.convert_tokens_to_string([token]).strip().removesuffix(".")

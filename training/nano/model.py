@@ -3,9 +3,10 @@
 The tokenizer is a byte-level BPE trained on the oracle traces' text, with every whole
 second 0..600 as one token (a frame time, a window bound and an answer span are then one
 token each to copy), each option opener ("\nA." .. "\nD.") as one token (the key the
-option scan copies an option's text after), and each lookup key of the notes as one token
-(:data:`LOOKUP_KEYS`). The vision tower sees 128x96 frames as 8x6
-patches of 16 pixels, merged 2x2 into 12 visual tokens per frame.
+option scan copies an option's text after), each lookup key of the notes as one token
+(:data:`LOOKUP_KEYS`), and each of the verify gate's verdicts (:data:`VERDICTS`). The vision
+tower sees 128x96 frames as 8x6 patches of 16 pixels, merged 2x2 into 12 visual tokens per
+frame.
 
 Weights start at a standard deviation of about one over the square root of the width
 (:data:`INIT_STD`), not Hugging Face's 0.02, which is sized for widths of 768 and up: at
@@ -39,6 +40,8 @@ OPTION_OPENERS = tuple(f"\n{letter}." for letter in benchmark.LETTERS)
 LOOKUP_KEYS = tuple(f" {oracle.restated_key(shape)}" for shape in benchmark.SHAPES) + tuple(
     f"{oracle.SEEN} {colour}" for colour in benchmark.COLOURS
 )
+#: The verify gate's three words, each one token: the verifier answers in one step.
+VERDICTS = ("SUPPORTED", "UNSUPPORTED", "UNCERTAIN")
 #: The weights' initial standard deviation (text and vision), about 1 / sqrt(width).
 INIT_STD = 0.08
 #: The pixel budget of one frame: exactly the benchmark's 128x96 frames.
@@ -46,12 +49,12 @@ IMAGE_SIZE = {"shortest_edge": 32 * 32 * 4, "longest_edge": benchmark.WIDTH * be
 
 
 def nano_tokenizer(texts: Iterable[str]):
-    """The BPE tokenizer trained on `texts`, whole seconds, option openers and lookup keys as
-    single tokens."""
+    """The BPE tokenizer trained on `texts`, whole seconds, option openers, lookup keys and
+    verdicts as single tokens."""
     return build_tokenizer(
         list(texts),
         vocab_size=BPE_VOCAB,
-        whole_tokens=OPTION_OPENERS + LOOKUP_KEYS + WHOLE_SECONDS,
+        whole_tokens=OPTION_OPENERS + LOOKUP_KEYS + VERDICTS + WHOLE_SECONDS,
     )
 
 

@@ -5,11 +5,15 @@ after the two warm-ups of ``training.nano.warmup`` (copy circuits, then frame fe
 - **Batches** hold one kind of row (similar lengths, little padding): a main-agent batch
   with probability ``main_share``, a batch of note-to-answer rows (``training.nano.notes``:
   the main agent's last turn in a short text-only context) with probability
-  ``notes_share``, else a sub-agent batch.
+  ``notes_share``, a verifier batch with probability ``verify_share``, else a sub-agent
+  batch.
 - **Loss.** Content tokens weigh ``content_weight`` times the others; the per-frame colour
   and shape target weighs ``aux_weight`` (``training.nano.loss``).
 - **Colour balance.** A sub-agent batch draws a window that shows a needle with probability
   ``needle_share`` (its colour uniform over the four), else an empty window.
+- **Verdict balance.** A verifier batch draws its rows by what they hold
+  (``verify_mix``): a right note of a needle, a right empty note, a wrong note, a note
+  with nothing to check.
 - **Curriculum.** The noise tiers unlock at the fractions ``unlock`` of the steps.
 
 Rows are collated by ``training.collate.FramesCollator``, the path TRL's SFT uses, so ids
@@ -21,7 +25,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import random
 import shutil
 import time
 from collections.abc import Sequence
@@ -30,7 +33,6 @@ from pathlib import Path
 
 import torch
 
-from agents import benchmark
 from training.collate import FramesCollator
 from training.nano import resume, warmup
 from training.nano.loss import (
@@ -40,10 +42,10 @@ from training.nano.loss import (
     token_weights,
     weighted_loss,
 )
+from training.nano.sampler import AGENTS, Sampler
 
 log = logging.getLogger(__name__)
 _WEIGHTS = {"model.safetensors", "config.json", "generation_config.json"}
-AGENTS = ("main", "sub", "notes")
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,11 @@ class SFTSchedule:
     warmup_steps: int = 50
     weight_decay: float = 0.01
     unlock: tuple[float, ...] = (0.0, 0.12, 0.3)  # fraction of the steps at which tier k opens
-    main_share: float = 0.3  # share of the batches that are main-agent batches
-    notes_share: float = 0.4  # share that are note-to-answer batches (the rest: sub-agent)
+    main_share: float = 0.25  # share of the batches that are main-agent batches
+    notes_share: float = 0.35  # share that are note-to-answer batches
+    verify_share: float = 0.2  # share that are verifier batches (the rest: sub-agent)
+    verify_batch_rows: int = 8
+    verify_mix: tuple[float, ...] = (0.35, 0.15, 0.45, 0.05)  # over VERIFY_KINDS
     content_weight: float = 4.0  # weight of a content token against 1 for the others
     needle_share: float = 0.6  # share of sub-agent rows whose window shows a needle
     aux_weight: float = 0.5  # weight of the per-frame colour and shape target
@@ -72,12 +77,6 @@ class SFTSchedule:
     log_every: int = 20
     save_every: int = 0  # also save step-N/ checkpoints (for probing a run in progress)
     resume_every: int = 200  # write the resume point (training.nano.resume) every N steps
-
-
-def _agent(row: dict) -> str:
-    if row["agent"] == "notes":
-        return "notes"
-    return "sub" if row["agent"].startswith("sub:") else "main"
 
 
 def dedupe(rows: Sequence[dict]) -> list[dict]:
@@ -104,51 +103,6 @@ def learning_rate(peak: float, step: int, steps: int, warmup_steps: int) -> floa
     """
     progress = step / steps
     return peak * min(1.0, (step + 1) / warmup_steps) * (0.5 * (1 + math.cos(math.pi * progress)))
-
-
-class Sampler:
-    """Seeded batches: main-agent rows uniformly, sub-agent rows colour-balanced, from the
-    noise tiers open at each step."""
-
-    def __init__(self, rows: Sequence[dict], schedule: SFTSchedule):
-        self.schedule = schedule
-        self.rng = random.Random(schedule.seed)
-        self.tiers = sorted({row["noise"] for row in rows})
-        self.pools: dict[tuple, list[dict]] = {}
-        for row in rows:
-            agent = _agent(row)
-            key = (row["noise"], agent, None)
-            self.pools.setdefault(key, []).append(row)
-            if agent == "sub":
-                for colour in row.get("colours") or ["empty"]:
-                    self.pools.setdefault((row["noise"], "sub", colour), []).append(row)
-
-    def open_tiers(self, step: int) -> list[float]:
-        progress = step / self.schedule.steps
-        return [
-            t for t, at in zip(self.tiers, self.schedule.unlock, strict=False) if progress >= at
-        ]
-
-    def batch(self, step: int) -> tuple[str, list[dict]]:
-        s, rng, tiers = self.schedule, self.rng, self.open_tiers(step)
-        draw = rng.random()
-        agent = (
-            "main" if draw < s.main_share
-            else "notes" if draw < s.main_share + s.notes_share
-            else "sub"
-        )  # fmt: skip
-        if agent != "sub":
-            pool = [r for t in tiers for r in self.pools.get((t, agent, None), [])]
-            size = s.batch_rows if agent == "main" else s.notes_batch_rows
-            return agent, [rng.choice(pool) for _ in range(size)]
-        rows = []
-        for _ in range(s.sub_batch_rows):
-            kind = rng.choice(benchmark.COLOURS) if rng.random() < s.needle_share else "empty"
-            pool = [r for t in tiers for r in self.pools.get((t, "sub", kind), [])]
-            if not pool:
-                pool = [r for t in tiers for r in self.pools.get((t, "sub", None), [])]
-            rows.append(rng.choice(pool))
-        return agent, rows
 
 
 def train_sft(

@@ -1,0 +1,148 @@
+"""The board study on paravt-nano: every configuration, without and with note noise.
+
+    python bench/nano_study.py                       # the shipped nano -> bench/nano_study.json
+    python bench/nano_study.py --model build/nano/para_grpo/checkpoint --json /tmp/s.json
+
+Runs ``evals.study.run_study`` on the needle test split (the first ``--videos`` videos, three
+questions each) against the local server on the checkpoint, over real HTTP, twice: with
+every note as the sub-agent wrote it, and with ``note_noise`` (a share of the sighting
+notes misread before they reach the board: ``evals.note_noise``). Writes both tables (score,
+the benchmark's metrics, tokens per sample with every image counted, and the tokens each
+configuration adds over its base: ``single`` for the no-tool ones, ``shared`` for the
+board ones) and draws them as ``docs/figures/nano-study.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from nano_eval import weights_digest  # noqa: E402
+
+from agents.client.llm import OpenAIChatModel  # noqa: E402
+from evals.study import STUDY_CONFIGS, run_study  # noqa: E402
+from evals.tasks import get_task  # noqa: E402
+from graphs.context import Context  # noqa: E402
+from serving.launch import local_server  # noqa: E402
+
+#: What each configuration's added tokens are counted against.
+BASES = {"two_agent": "single", "vote5": "single", "isolated": "single", "shared": "single",
+         "verified": "shared", "verified_length": "shared", "shared_vote5": "shared"}  # fmt: skip
+TOOL_USING = ("isolated", "shared", "verified", "verified_length", "shared_vote5")
+
+
+def rows(study_dir: Path) -> dict[str, dict]:
+    """Per configuration: the score, the needle metrics and the cost, from a study folder."""
+    study = json.loads((study_dir / "study.json").read_text())
+    out = {}
+    for name, run in study["runs"].items():
+        results = json.loads((Path(run) / "results_official.json").read_text())
+        per = results["costs"]["per_sample"]
+        point = next(p for p in study["points"] if Path(run).name == p["run"])
+        out[name] = {
+            "score": results["metrics"]["mean_score"],
+            **{k: results["metrics"].get(k) for k in ("mc_accuracy", "grounding_miou", "open_f1")},
+            "tokens_per_sample": round(point["cost"], 1),
+            "model_calls_per_sample": per["model_calls"],
+            "samples": results["costs"]["samples"],
+            "run": run,
+        }
+    for name, row in out.items():
+        base = BASES.get(name)
+        if base in out:
+            extra = row["tokens_per_sample"] - out[base]["tokens_per_sample"]
+            row["tokens_over_" + base] = round(extra, 1)
+    return out
+
+
+def plot(tables: dict[str, dict], path: Path) -> Path:
+    """Score against tokens per sample, each configuration without noise and with it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    styles = {"clean": ("o", "tab:blue"), "noisy": ("^", "tab:red")}
+    for label, table in tables.items():
+        marker, colour = styles["noisy" if "noise" in label else "clean"]
+        for name, row in table.items():
+            ax.scatter(row["tokens_per_sample"], row["score"], marker=marker, color=colour)
+            ax.annotate(name, (row["tokens_per_sample"], row["score"]), fontsize=7,
+                        xytext=(4, 2), textcoords="offset points")  # fmt: skip
+        ax.scatter([], [], marker=marker, color=colour, label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("tokens per sample (every image encoding counted)")
+    ax.set_ylabel("mean score (MC accuracy, grounding IoU, open F1)")
+    ax.set_title("paravt-nano: the board study on the needle test split")
+    ax.legend(loc="lower right")
+    ax.grid(alpha=0.3)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+async def main_async(args) -> dict:
+    task = get_task("needle")
+    base = replace(Context(**task.context), max_new_tokens=256, summary_max_tokens=48)
+    work = args.work / weights_digest(args.model)
+    tables = {}
+    with local_server(args.model, log_path=work / "server.log") as url:
+        async with OpenAIChatModel(url, timeout=600.0) as llm:
+            for noise in (0.0, args.noise):
+                options = {"split": "test", "n_videos": args.videos}
+                if noise:
+                    options["note_noise"] = noise
+                report = await run_study(
+                    task, data_dir=args.data.resolve(), model=await llm.model_name(), llm=llm,
+                    out_root=work, configs=list(STUDY_CONFIGS), base=base, options=options,
+                    concurrency=args.concurrency, resamples=2000,
+                )  # fmt: skip
+                label = f"note noise {noise:g}" if noise else "no note noise"
+                tables[label] = rows(report.parent)
+    return {
+        "model": str(args.model),
+        "weights_sha256_12": work.name,
+        "videos": args.videos,
+        "note_noise": args.noise,
+        "context": {k: v for k, v in vars(base).items() if k in ("max_turns", "overview_frames")},
+        "tool_using": list(TOOL_USING),
+        "tables": tables,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, default=ROOT / "assets" / "paravt-nano")
+    parser.add_argument("--videos", type=int, default=40, help="Test-split videos (3 items each).")
+    parser.add_argument("--noise", type=float, default=0.3, help="The noisy study's note_noise.")
+    parser.add_argument("--data", type=Path, default=ROOT / ".paravt" / "data")
+    parser.add_argument("--work", type=Path, default=ROOT / ".paravt" / "nano-study")
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--json", type=Path, default=Path(__file__).with_suffix(".json"))
+    parser.add_argument("--figure", type=Path, default=ROOT / "docs" / "figures" / "nano-study.png")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    report = asyncio.run(main_async(args))
+    args.json.write_text(json.dumps(report, indent=2) + "\n")
+    if args.figure:
+        plot(report["tables"], args.figure)
+    print(json.dumps(report["tables"], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
