@@ -38,7 +38,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).parent))
 
 import torch
-from nano_lookup_probe import first_miss
 
 from agents import benchmark
 from training.collate import FramesCollator
@@ -51,6 +50,32 @@ from training.nano.train import learning_rate
 TRAIN_PLANS = 20_000
 HELD_OUT_PLANS = 400
 SIGHTINGS = tuple(f" {c} {s}" for c in benchmark.COLOURS for s in benchmark.SHAPES)
+
+
+def last_run(mask: torch.Tensor) -> torch.Tensor:
+    """The last run of True in a 1-d bool mask (a row's last assistant turn among its
+    trained tokens).
+
+    >>> last_run(torch.tensor([True, True, False, True, True, False])).tolist()
+    [False, False, False, True, True, False]
+    """
+    end = int(mask.nonzero().max()) + 1
+    gaps = (~mask[:end]).nonzero()
+    start = int(gaps.max()) + 1 if len(gaps) else 0
+    kept = torch.zeros_like(mask)
+    kept[start:end] = True
+    return kept
+
+
+def first_miss(model, batch: dict, content: torch.Tensor) -> int | None:
+    """The input position whose next token is the first content token of the last assistant
+    turn that the argmax gets wrong; None when it gets all of them right."""
+    with torch.no_grad():
+        logits = model(**{k: v for k, v in batch.items() if k != "labels"}).logits[0, :-1]
+    targets = batch["labels"][0, 1:]
+    keep = last_run(targets != -100) & content[targets.clamp(min=0)]
+    wrong = (keep & (logits.argmax(-1) != targets)).nonzero()
+    return int(wrong[0, 0]) if len(wrong) else None
 
 
 def load(init: Path, *, text_layers: int | None, one_token_sightings: bool):

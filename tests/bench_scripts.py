@@ -12,7 +12,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 def load_bench(name: str) -> ModuleType:
     """bench/<name>.py, executed as module `name` and registered as it: a bench script that
-    imports another (``from nano_lookup_probe import ...``) then shares this one, and doctest
+    imports another (``from nano_diagnosis import ...``) then shares this one, and doctest
     finds this one's functions as its own."""
     spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
