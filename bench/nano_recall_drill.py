@@ -56,7 +56,7 @@ def drill_rows(keys: list[str], values: list[str], n: int, *, seed: int) -> list
         rows.append({
             "messages": [{"role": "user", "content": [prompts.text_part(ask)]},
                          {"role": "assistant", "content": [prompts.text_part(said)]}],
-            "images": [], "agent": "recall", "noise": 0.0,
+            "images": [], "agent": "recall", "role": "main", "noise": 0.0,
         })  # fmt: skip
     return rows
 

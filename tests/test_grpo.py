@@ -89,7 +89,8 @@ def test_a_step_changes_the_weights_and_a_flat_batch_does_not(model_dir, data_di
         with torch.no_grad():
             old = token_logprobs(engine.vlm, engine.policy, prompt_ids, completion, {},
                                  temperature=0.7).tolist()  # fmt: skip
-        return Turn(agent, 0, prompt_ids, completion, tuple(old), {}, 0.7)
+        role = "main" if agent == "main" else "sub_agent"
+        return Turn(agent, role, 0, prompt_ids, completion, tuple(old), {}, 0.7)
 
     def traj(completion, advantage):
         trace = {"tool_calls": [], "status": "answered", "model_calls": []}
@@ -133,7 +134,8 @@ def test_objectives_table():
 
     def traj(*turn_ids):
         turns = [
-            Turn("main", i, (1,), ids, (0.0,) * len(ids), {}, 1.0) for i, ids in enumerate(turn_ids)
+            Turn("main", "main", i, (1,), ids, (0.0,) * len(ids), {}, 1.0)
+            for i, ids in enumerate(turn_ids)
         ]
         return Trajectory(item, 0, Context(max_new_tokens=4), {}, turns, [])
 

@@ -72,9 +72,14 @@ def test_the_patch_embedding_as_a_product_equals_the_convolution():
 
 
 def test_sub_agent_batches_balance_colours_and_main_batches_draw_main_rows():
-    rows = [{"agent": "main", "noise": 0.0, "colours": []}]
-    rows += [{"agent": "sub:0:0", "noise": 0.0, "colours": []} for _ in range(50)]
-    rows += [{"agent": "sub:0:1", "noise": 0.0, "colours": [c]} for c in ("red", "green")]
+    rows = [{"agent": "main", "role": "main", "noise": 0.0, "colours": []}]
+    rows += [
+        {"agent": "sub:0:0", "role": "sub_agent", "noise": 0.0, "colours": []} for _ in range(50)
+    ]
+    rows += [
+        {"agent": "sub:0:1", "role": "sub_agent", "noise": 0.0, "colours": [c]}
+        for c in ("red", "green")
+    ]
     schedule = SFTSchedule(steps=400, sub_batch_rows=10, needle_share=0.5, main_share=0.25,
                            notes_share=0.0, verify_share=0.0)  # fmt: skip
     sampler = Sampler(rows, schedule)
@@ -88,13 +93,16 @@ def test_sub_agent_batches_balance_colours_and_main_batches_draw_main_rows():
 
 def verify_row(note: str, verdict: str) -> dict:
     instruction = f"Check a note.\nQuestion being answered: Q?\nNote: {note}\nIs everything..."
-    return {"agent": "verify:sub:0:0", "noise": 0.0, "colours": [], "messages": [
+    messages = [
         {"role": "user", "content": [{"type": "text", "text": instruction}]},
-        {"role": "assistant", "content": [{"type": "text", "text": verdict}]}]}  # fmt: skip
+        {"role": "assistant", "content": [{"type": "text", "text": verdict}]},
+    ]
+    return {"agent": "verify:sub:0:0", "role": "verifier", "noise": 0.0, "colours": [],
+            "messages": messages}  # fmt: skip
 
 
 def test_verifier_batches_balance_right_wrong_and_empty_notes():
-    rows = [{"agent": "main", "noise": 0.0, "colours": []}]
+    rows = [{"agent": "main", "role": "main", "noise": 0.0, "colours": []}]
     rows += [verify_row("No coloured shapes.", "SUPPORTED") for _ in range(60)]
     rows += [verify_row("Seen: red circle from 3 to 5 seconds.", "SUPPORTED") for _ in range(5)]
     rows += [verify_row("Seen: blue circle from 3 to 5 seconds.", "UNSUPPORTED")]

@@ -57,7 +57,8 @@ def run_config(model_dir, data_dir, out, **kw) -> TRLRunConfig:
 
 def turn(prompt, completion, agent="main", vision=None):
     logprobs = tuple(-0.1 * (k + 1) for k in range(len(completion)))
-    return Turn(agent, 0, tuple(prompt), tuple(completion), logprobs, vision or {}, 0.7)
+    role = "main" if agent == "main" else "sub_agent"
+    return Turn(agent, role, 0, tuple(prompt), tuple(completion), logprobs, vision or {}, 0.7)
 
 
 def image(n_rows, value):
@@ -111,7 +112,7 @@ def test_rows_of_an_episode():
     failed = episode_rows(traj("failed"), subagents=True, pad_id=0)
     assert len(failed) == 2 and all(set(r.env_mask) == {0} for r in failed), "nothing trained"
     [none] = episode_rows(traj(mains=()), subagents=False, pad_id=5)
-    assert none == Row("none", (5,), (5,), (0,), (0.0,), {})
+    assert none == Row("none", None, (5,), (5,), (0,), (0.0,), {})
 
 
 # --- through the trainer, with scripted generations -----------------------------------------

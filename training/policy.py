@@ -36,7 +36,7 @@ import torch
 from PIL import Image
 
 from agents.client.completion import Completion, EndpointError, Usage
-from agents.requests import ModelRequest
+from agents.requests import ModelRequest, Role
 from serving.detokenize import reply_text
 from serving.engine import ChatRenderer, RequestError
 from serving.messages import convert_messages
@@ -215,7 +215,8 @@ class Row:
     """One trained sequence: ``prompt_ids`` then ``completion_ids``, ``env_mask`` 1 on the
     ids the policy sampled (their sampling ``logprobs``; 0.0 on the others)."""
 
-    agent: str  # "main" or "sub:<turn>:<index>"
+    agent: str  # the trace's name for the caller: "main", "sub:<turn>:<index>" or "none"
+    role: Role | None  # whose turns the row holds; None for the placeholder row
     prompt_ids: tuple[int, ...]
     completion_ids: tuple[int, ...]
     env_mask: tuple[int, ...]
@@ -236,7 +237,13 @@ class Row:
 def _row(turn: Turn) -> Row:
     n = len(turn.completion_ids)
     return Row(
-        turn.agent, turn.prompt_ids, turn.completion_ids, (1,) * n, turn.old_logprobs, turn.vision
+        turn.agent,
+        turn.role,
+        turn.prompt_ids,
+        turn.completion_ids,
+        (1,) * n,
+        turn.old_logprobs,
+        turn.vision,
     )
 
 
@@ -293,7 +300,7 @@ def episode_rows(t: Trajectory, *, subagents: bool, pad_id: int) -> list[Row]:
     if subagents:
         rows += [_row(turn) for turn in t.sub_turns if turn.completion_ids]
     if not rows:
-        rows = [Row("none", (pad_id,), (pad_id,), (0,), (0.0,), {})]
+        rows = [Row("none", None, (pad_id,), (pad_id,), (0,), (0.0,), {})]
     if t.trace.get("status") == "failed":
         rows = [row.masked() for row in rows]
     return rows

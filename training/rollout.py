@@ -29,10 +29,11 @@ from statistics import fmean
 import torch
 
 from agents.benchmark import prompt_text
+from agents.requests import Role
 from agents.synthetic import make_questions, make_video, read_manifest, write_manifest
 from graphs.context import Context, RunContext
 from graphs.runs.run import run_question, shared_graph
-from graphs.runs.traces import Trace
+from graphs.runs.traces import Trace, call_role
 from graphs.store.sqlite_board import Board
 from training.questions import RLPrompt
 from training.recording import RecordingChatModel
@@ -92,7 +93,8 @@ def batch_prompts(prompts: Sequence[RLPrompt], step: int, size: int, *, seed: in
 class Turn:
     """One model call as sampled; ``input_ids`` = prompt + completion, ``loss_mask`` over it."""
 
-    agent: str  # "main" or "sub:<turn>:<index>"
+    agent: str  # the trace's name for the caller: "main" or "sub:<turn>:<index>"
+    role: Role
     turn: int
     prompt_ids: tuple[int, ...]
     completion_ids: tuple[int, ...]
@@ -180,6 +182,7 @@ def build_trajectory(
         turns.append(
             Turn(
                 call["agent"],
+                call_role(call),
                 call["turn"],
                 record.prompt_ids,
                 record.token_ids,
@@ -188,12 +191,9 @@ def build_trajectory(
                 record.temperature,
             )
         )
-    roles = [call["role"] for call in trace["model_calls"]]
-    main = sorted(
-        (t for t, r in zip(turns, roles, strict=True) if r == "main"), key=lambda t: t.turn
-    )
+    main = sorted((t for t in turns if t.role == "main"), key=lambda t: t.turn)
     # verify-gate verdicts are not trained; sub-agent turns only when asked (train_subagents)
-    subs = [t for t, r in zip(turns, roles, strict=True) if r == "sub_agent"]
+    subs = [t for t in turns if t.role == "sub_agent"]
     return Trajectory(prompt, index, context, trace, main, subs)
 
 

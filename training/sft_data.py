@@ -6,7 +6,8 @@ time (``agents.prompts.expand_frames``: a ``<t seconds>`` text before each JPEG 
     {"messages": [{"role": "system" | "user" | "assistant",
                    "content": [{"type": "text", "text": "..."} | {"type": "image"}, ...]}],
      "images": [{"bytes": <JPEG>, "path": None}, ...],  # one per image part, in order
-     "source": "trace" | "paravt", "run_id": "...", "agent": "main" | "sub:<turn>:<index>"}
+     "source": "trace" | "paravt", "run_id": "...", "agent": "main" | "sub:<turn>:<index>",
+     "role": "main" | "sub_agent" | "verifier"}  # agents.requests.Role: who wrote the reply
 
 Decisions, and why:
 
@@ -80,7 +81,7 @@ def main_conversations(trace: Mapping[str, Any]) -> list[list[dict[str, Any]]]:
     """The main agent's conversations (frame references kept), each ending with its reply."""
     conversations: list[list[dict[str, Any]]] = []
     for call in trace["model_calls"]:
-        if call["agent"] != "main":
+        if call_role(call) != "main":
             continue
         reply = {
             "role": "assistant",
@@ -99,13 +100,15 @@ def trace_rows(trace: Mapping[str, Any], *, subagents: bool = False) -> Iterator
     """Rows of one trace: the main agent's conversations, then (optionally) sub-agent calls."""
     meta = {"source": "trace", "run_id": trace["run_id"]}
     for conversation in main_conversations(trace):
-        yield chat_row(conversation, **meta, agent="main")
+        yield chat_row(conversation, **meta, agent="main", role="main")
     if not subagents:
         return
     for call in trace["model_calls"]:
         if call_role(call) == "sub_agent":
             reply = {"role": "assistant", "content": call["completion"]["text"]}
-            yield chat_row([*call["messages"], reply], **meta, agent=call["agent"])
+            yield chat_row(
+                [*call["messages"], reply], **meta, agent=call["agent"], role="sub_agent"
+            )
 
 
 def traces_to_rows(
@@ -207,7 +210,9 @@ def paravt_rows(
         record = paravt_record(row, video_root)
         reply = record["response"] or render_turn(think, answer=record["answer"])
         messages = [*paravt_messages(record, context), {"role": "assistant", "content": reply}]
-        yield chat_row(messages, source="paravt", run_id=f"paravt-{index}", agent="main")
+        yield chat_row(
+            messages, source="paravt", run_id=f"paravt-{index}", agent="main", role="main"
+        )
 
 
 def read_paravt_parquet(path: str | Path) -> list[dict[str, Any]]:
@@ -229,6 +234,7 @@ def to_dataset(rows: Iterable[Mapping[str, Any]]):
             "source": Value("string"),
             "run_id": Value("string"),
             "agent": Value("string"),
+            "role": Value("string"),
         }
     )
     return Dataset.from_list([dict(row) for row in rows], features=features)

@@ -100,8 +100,8 @@ def row_versions(rows: Sequence[Row], t: Trajectory, versions: dict) -> list[lis
     main, subs = iter(t.turns), iter(turn for turn in t.sub_turns if turn.completion_ids)
     out = []
     for row in rows:
-        turns = [next(main) for _ in range(row.turns)] if row.agent == "main" else []
-        if row.agent.startswith("sub:"):
+        turns = [next(main) for _ in range(row.turns)] if row.role == "main" else []
+        if row.role == "sub_agent":
             turns = [next(subs)]
         keys = [(turn.prompt_ids, turn.completion_ids) for turn in turns]
         sampled = [v for key in keys for v in versions.get(key, [])]

@@ -208,10 +208,10 @@ def sft_rows(traces_path: str | Path) -> list[dict]:
         made = [r for r in trace_rows(trace, subagents=True) if r["agent"] not in misread]
         made += [
             chat_row([*c["messages"], {"role": "assistant", "content": c["completion"]["text"]}],
-                     source="trace", run_id=trace["run_id"], agent=c["agent"])
+                     source="trace", run_id=trace["run_id"], agent=c["agent"], role="verifier")
             for c in trace["model_calls"] if call_role(c) == "verifier"
         ]  # fmt: skip
-        made += verifier_rows(trace, [r for r in made if r["agent"].startswith("sub:")], truth)
+        made += verifier_rows(trace, [r for r in made if r["role"] == "sub_agent"], truth)
         for row in made:
             labels = frame_labels(row["messages"], truth.needles)
             colours = sorted({benchmark.COLOURS[c - 1] for c, _ in labels if c})

@@ -113,7 +113,7 @@ def _replies(item: QAItem, spans: list[tuple[float, float]], notes, withheld=())
 
 
 def _row(seed: int, item: QAItem, messages: list[dict], source: str) -> dict:
-    return {"messages": messages, "images": [], "agent": "notes", "noise": 0.0,
+    return {"messages": messages, "images": [], "agent": "notes", "role": "main", "noise": 0.0,
             "run_id": f"notes-{seed}", "question_id": item.id, "source": source,
             "frame_labels": [], "colours": []}  # fmt: skip
 

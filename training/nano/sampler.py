@@ -19,11 +19,9 @@ VERIFY_KINDS = ("right_needle", "right_empty", "wrong", "uncheckable")
 
 
 def _agent(row: dict) -> str:
-    if row["agent"] == "notes":
+    if row["agent"] == "notes":  # main-agent rows made from plans, not from traces
         return "notes"
-    if row["agent"].startswith("verify:"):
-        return "verify"
-    return "sub" if row["agent"].startswith("sub:") else "main"
+    return {"verifier": "verify", "sub_agent": "sub"}.get(row["role"], "main")
 
 
 def verify_kind(row: dict) -> str:

@@ -71,7 +71,12 @@ def verifier_rows(trace: Mapping[str, Any], sub_rows: Sequence[Mapping[str, Any]
         user = sub["messages"][-2]
         times = frame_times(user)
         right = window_note(video, times, ends[sub["agent"]])
-        meta = {"source": "verify", "run_id": trace["run_id"], "agent": "verify:" + sub["agent"]}
+        meta = {
+            "source": "verify",
+            "run_id": trace["run_id"],
+            "agent": "verify:" + sub["agent"],
+            "role": "verifier",
+        }
         rows.append(verify_row(sub, trace["question"], right, "SUPPORTED", **meta))
         if right != NO_SHAPES:
             wrong, changed = misread(right, rng.choice(KINDS), rng, times=times,

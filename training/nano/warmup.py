@@ -71,7 +71,9 @@ def copy_rows(tokenizer, n: int, *, seed: int = 0, length: int = 24) -> list[dic
             {"role": "user", "content": [prompts.text_part(ask + "".join(seq))]},
             {"role": "assistant", "content": [prompts.text_part("".join(said).strip())]},
         ]
-        rows.append({"messages": messages, "images": [], "agent": "copy", "noise": 0.0})
+        rows.append(
+            {"messages": messages, "images": [], "agent": "copy", "role": "main", "noise": 0.0}
+        )
     return rows
 
 
@@ -126,7 +128,7 @@ def labelled_frames(rows: Sequence[dict]) -> list[tuple[bytes, tuple[int, int]]]
     """(JPEG bytes, (colour, shape) label) of every distinct frame of the sub-agent rows."""
     seen, frames = set(), []
     for row in rows:
-        if not row["agent"].startswith("sub:"):
+        if row["role"] != "sub_agent":
             continue
         for image, label in zip(row["images"], row["frame_labels"], strict=True):
             if image["bytes"] not in seen:

@@ -96,9 +96,9 @@ class ParaVTRollout:
         with policy_model(trainer) as model:
             epoch = int(trainer.state.epoch or 0)
             self.last = asyncio.run(self.episodes(prompts, model, epoch=epoch))
-        real = next((r for e in self.last for r in e.rows if r.agent != "none"), None)
+        real = next((r for e in self.last for r in e.rows if r.role is not None), None)
         for episode in self.last:  # a placeholder becomes a masked real row: same shapes,
-            if real is not None and episode.rows[0].agent == "none":  # images, collectives
+            if real is not None and episode.rows[0].role is None:  # images, collectives
                 episode.rows[0] = replace(real.masked(), agent="none")
         first = [e.rows[0] for e in self.last]
         return {
@@ -115,7 +115,7 @@ class ParaVTRollout:
         trajs = [e.trajectory for e in self.last]
         out = {k: v for k, v in rollout_metrics(trajs).items() if v is not None}
         main_turns = sum(len(t.turns) for t in trajs)
-        main_rows = sum(sum(r.agent == "main" for r in e.rows) for e in self.last)
+        main_rows = sum(sum(r.role == "main" for r in e.rows) for e in self.last)
         out["rows_per_episode"] = sum(len(e.rows) for e in self.last) / max(len(self.last), 1)
         out["chain_breaks"] = (main_rows - sum(bool(t.turns) for t in trajs)) / max(main_turns, 1)
         return out
