@@ -6,8 +6,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from graphs.context import Context, effective
-from graphs.runs.offload import board_call
-from graphs.runs.traces import build_trace
+from graphs.runs.traces import end_run
 from graphs.state import State
 from graphs.store.board import BoardStore
 
@@ -18,15 +17,15 @@ def make_finish(board: BoardStore):
             return {"status": "failed"}
         ctx = effective(runtime.context)
         thread_id = str(config.get("configurable", {}).get("thread_id", state["run_id"]))
-        trace = build_trace(state, ctx, thread_id=thread_id, error=state.get("refusal"))
-        await board_call(
+        await end_run(
             board,
-            board.finish_run,
             state["run_id"],
+            state,
+            ctx,
+            thread_id=thread_id,
             status=state["status"],
-            answer=state.get("answer"),
             error=state.get("refusal"),
-            trace=trace,
+            answer=state.get("answer"),
         )
         return {"status": state["status"]}
 

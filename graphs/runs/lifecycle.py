@@ -18,7 +18,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graphs.context import Context, effective
-from graphs.runs.traces import build_trace
+from graphs.runs.traces import end_run
 from graphs.store.board import BoardStore
 from graphs.store.errors import full_disk
 from graphs.store.postgres.url import DatabaseError
@@ -64,10 +64,7 @@ async def _record(board, run_id, payload, args, kwargs, status: str, error: str)
     ctx = effective(runtime.context) if runtime and runtime.context else Context()
     try:
         if "messages" in payload and status == "failed":  # the run's state: keep its trace
-            trace = build_trace(payload, ctx, thread_id=run_id, error=error)
-            await asyncio.to_thread(
-                board.finish_run, run_id, status=status, error=error, trace=trace
-            )
+            await end_run(board, run_id, payload, ctx, thread_id=run_id, status=status, error=error)
         else:
             await asyncio.to_thread(board.release_run, run_id, status=status, error=error)
     except DatabaseError:

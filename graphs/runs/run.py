@@ -27,7 +27,7 @@ from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.runs import offload
 from graphs.runs.resume import differences, mismatch
-from graphs.runs.traces import Trace, build_trace
+from graphs.runs.traces import Trace, end_run
 from graphs.store import owners
 from graphs.store.board import BoardStore
 from graphs.store.errors import DiskFull, full_disk
@@ -147,14 +147,9 @@ async def run_question(
         log.info("run %s failed: %s", run_id, exc)  # the result carries the message
         try:
             values = (await graph.aget_state(config)).values if graph.checkpointer else last_values
-            trace = build_trace(
-                {"run_id": run_id, **(payload or {}), **values},
-                context,
-                thread_id=thread_id,
-                error=str(exc),
-            )
-            await asyncio.to_thread(
-                board.finish_run, run_id, status="failed", error=str(exc), trace=trace
+            values = {**(payload or {}), **values}
+            trace = await end_run(
+                board, run_id, values, context, thread_id=thread_id, status="failed", error=str(exc)
             )
         except Exception as stored:
             if not full_disk(stored, _file_of(board)):

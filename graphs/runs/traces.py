@@ -13,7 +13,9 @@ from typing import Any, TypedDict
 from agents.client.completion import Completion
 from agents.requests import ModelRequest
 from graphs.context import Context, settings_of
+from graphs.runs.offload import board_call
 from graphs.state import CallRecord, ModelCall, ToolResult
+from graphs.store.board import BoardStore
 
 TRACE_VERSION = 1
 
@@ -52,6 +54,28 @@ class Trace(TypedDict):
     error: str | None
     cost: Cost
     written_at: float
+
+
+async def end_run(
+    board: BoardStore,
+    run_id: str,
+    values: Mapping[str, Any],
+    context: Context,
+    *,
+    thread_id: str,
+    status: str,
+    error: str | None = None,
+    answer: str | None = None,
+) -> Trace:
+    """Store how run ``run_id`` ended, with its trace assembled from the state ``values`` it
+    ended with (a failed run's last state). Every end that keeps a trace comes here: the
+    finish node, a node that raised (``graphs.runs.lifecycle``) and an endpoint failure the
+    CLI sees (``graphs.runs.run``)."""
+    trace = build_trace({"run_id": run_id, **values}, context, thread_id=thread_id, error=error)
+    await board_call(
+        board, board.finish_run, run_id, status=status, answer=answer, error=error, trace=trace
+    )
+    return trace
 
 
 def build_trace(
