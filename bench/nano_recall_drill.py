@@ -53,11 +53,18 @@ def drill_rows(keys: list[str], values: list[str], n: int, *, seed: int) -> list
         order = rng.sample(asked, len(asked))
         ask = "Pairs:" + "".join(k + value[k] for k in asked) + "\nAsk:" + "".join(order)
         said = "".join(k + value[k] for k in order)
-        rows.append({
-            "messages": [{"role": "user", "content": [prompts.text_part(ask)]},
-                         {"role": "assistant", "content": [prompts.text_part(said)]}],
-            "images": [], "agent": "recall", "role": "main", "noise": 0.0,
-        })  # fmt: skip
+        rows.append(
+            {
+                "messages": [
+                    {"role": "user", "content": [prompts.text_part(ask)]},
+                    {"role": "assistant", "content": [prompts.text_part(said)]},
+                ],
+                "images": [],
+                "agent": "recall",
+                "role": "main",
+                "noise": 0.0,
+            }
+        )
     return rows
 
 
@@ -123,8 +130,13 @@ def main() -> int:
             point["elapsed_s"] = round(time.perf_counter() - began)
             print(json.dumps(point), flush=True)
             points.append(point)
-    report = {"init": str(args.init), "batch": args.batch, "learning_rate": args.learning_rate,
-              "held_out_rows": len(held), "points": points}  # fmt: skip
+    report = {
+        "init": str(args.init),
+        "batch": args.batch,
+        "learning_rate": args.learning_rate,
+        "held_out_rows": len(held),
+        "points": points,
+    }
     args.json.write_text(json.dumps(report, indent=2) + "\n")
     return 0
 

@@ -163,9 +163,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         module, _, name = args.responder.partition(":")
         script = getattr(importlib.import_module(module), name)
     server = ScriptedServer(
-        script, latency_s=args.latency, model=args.model, host=args.host, port=args.port,
+        script,
+        latency_s=args.latency,
+        model=args.model,
+        host=args.host,
+        port=args.port,
         slots=args.slots,
-    )  # fmt: skip
+    )
     server.start()
     print(f"scripted server at {server.base_url} (latency {args.latency}s)", flush=True)
     try:

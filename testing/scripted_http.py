@@ -84,9 +84,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         request[CALLER] = {  # who asked: the client's role headers (agents.requests)
             key: self.headers.get(header)
-            for key, header in (("role", "X-Paravt-Role"), ("turn", "X-Paravt-Turn"),
-                                ("call", "X-Paravt-Call"))
-        }  # fmt: skip
+            for key, header in (
+                ("role", "X-Paravt-Role"),
+                ("turn", "X-Paravt-Turn"),
+                ("call", "X-Paravt-Call"),
+            )
+        }
         scripted = self.server.scripted
         scripted._record(request)
         try:

@@ -111,8 +111,9 @@ def train_videos(
         yield (noise, *benchmark.generate(folder, seed, noise=noise))
 
 
-def jobs_for(videos, *, none_every: int = 3, frames=OVERVIEW_FRAMES,
-             phrased: int = PHRASED_PER_VIDEO) -> list[Job]:  # fmt: skip
+def jobs_for(
+    videos, *, none_every: int = 3, frames=OVERVIEW_FRAMES, phrased: int = PHRASED_PER_VIDEO
+) -> list[Job]:
     """The runs of each video (the module's list), seeded by the video: every benchmark
     question with tools and every `none_every`-th also without, `phrased` other wordings,
     one verified-board run, and the two-agent and length-gate runs of some videos. Each
@@ -130,15 +131,43 @@ def jobs_for(videos, *, none_every: int = 3, frames=OVERVIEW_FRAMES,
             chat = rng.random() < 0.8
             jobs.append(Job(video, item, noise, "parallel", rng.choice(frames), chat=chat))
         checked = rng.choice([*items, *asked])
-        jobs.append(Job(video, checked, noise, "parallel", rng.choice(frames),
-                        chat=checked in asked, board_mode="verified"))  # fmt: skip
+        jobs.append(
+            Job(
+                video,
+                checked,
+                noise,
+                "parallel",
+                rng.choice(frames),
+                chat=checked in asked,
+                board_mode="verified",
+            )
+        )
         if index % 3 == 1:
             item = rng.choice([*items, *asked])
-            jobs.append(Job(video, item, noise, "none", rng.choice(frames), chat=item in asked,
-                            board_mode="shared", scanner_first=True))  # fmt: skip
+            jobs.append(
+                Job(
+                    video,
+                    item,
+                    noise,
+                    "none",
+                    rng.choice(frames),
+                    chat=item in asked,
+                    board_mode="shared",
+                    scanner_first=True,
+                )
+            )
         if index % 6 == 2:
-            jobs.append(Job(video, items[-1], noise, "parallel", rng.choice(frames),
-                            board_mode="verified", length_gate=True))  # fmt: skip
+            jobs.append(
+                Job(
+                    video,
+                    items[-1],
+                    noise,
+                    "parallel",
+                    rng.choice(frames),
+                    board_mode="verified",
+                    length_gate=True,
+                )
+            )
     return jobs
 
 
@@ -156,10 +185,12 @@ async def run_oracle(jobs: Sequence[Job], out: Path, *, concurrency: int = 8) ->
         async with gate:
             truth = bind(job.video, job.item, chat=job.chat)
             context = benchmark_context(
-                dispatch=job.dispatch, overview_frames=job.overview_frames,
-                board_mode=job.board_mode, scanner_first=job.scanner_first,
+                dispatch=job.dispatch,
+                overview_frames=job.overview_frames,
+                board_mode=job.board_mode,
+                scanner_first=job.scanner_first,
                 length_gate=job.length_gate,
-            )  # fmt: skip
+            )
             result = await run_question(
                 graphs[job.board_mode == "verified"],
                 board,
@@ -207,16 +238,23 @@ def sft_rows(traces_path: str | Path) -> list[dict]:
         misread = set(trace.get("misread", ()))
         made = [r for r in trace_rows(trace, subagents=True) if r["agent"] not in misread]
         made += [
-            chat_row([*c["messages"], {"role": "assistant", "content": c["completion"]["text"]}],
-                     source="trace", run_id=trace["run_id"], agent=c["agent"], role="verifier")
-            for c in trace["model_calls"] if call_role(c) == "verifier"
-        ]  # fmt: skip
+            chat_row(
+                [*c["messages"], {"role": "assistant", "content": c["completion"]["text"]}],
+                source="trace",
+                run_id=trace["run_id"],
+                agent=c["agent"],
+                role="verifier",
+            )
+            for c in trace["model_calls"]
+            if call_role(c) == "verifier"
+        ]
         made += verifier_rows(trace, [r for r in made if r["role"] == "sub_agent"], truth)
         for row in made:
             labels = frame_labels(row["messages"], truth.needles)
             colours = sorted({benchmark.COLOURS[c - 1] for c, _ in labels if c})
-            rows.append({**row, "noise": trace["noise"], "frame_labels": labels,
-                         "colours": colours})  # fmt: skip
+            rows.append(
+                {**row, "noise": trace["noise"], "frame_labels": labels, "colours": colours}
+            )
     return rows
 
 
@@ -235,8 +273,12 @@ def frame_labels(messages, needles) -> list[tuple[int, int]]:
                     raise ValueError("an image without a <t seconds> label before it")
                 shown = benchmark.visible_at(needles, time)
                 labels.append(
-                    (1 + benchmark.COLOURS.index(shown[0].color),
-                     1 + benchmark.SHAPES.index(shown[0].shape)) if shown else (0, 0)
-                )  # fmt: skip
+                    (
+                        1 + benchmark.COLOURS.index(shown[0].color),
+                        1 + benchmark.SHAPES.index(shown[0].shape),
+                    )
+                    if shown
+                    else (0, 0)
+                )
                 time = None
     return labels

@@ -22,8 +22,14 @@ from agents.synthetic import QAItem
 ASKS = ("colour", "shape", "when", "count", "first", "last", "describe", "unknown")
 MODES = ("letter", "words", "event")
 #: The benchmark's item-id suffixes -> what they ask.
-BENCHMARK_ASKS = {"colour": "colour", "shape": "shape", "ground": "when", "count": "count",
-                  "order": "first", "open": "last"}  # fmt: skip
+BENCHMARK_ASKS = {
+    "colour": "colour",
+    "shape": "shape",
+    "ground": "when",
+    "count": "count",
+    "order": "first",
+    "open": "last",
+}
 NUMBER_WORDS = ("zero", "one", "two", "three", "four")
 _HOW = {"letter": "with a letter", "words": "in words", "event": "in the event format"}
 

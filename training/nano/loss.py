@@ -89,8 +89,10 @@ def weighted_loss(model, batch: dict[str, torch.Tensor], weights: torch.Tensor, 
     else:
         extra = {}
         if vision is not None:
-            extra = {"mm_encoder_outputs": {"image": vision},
-                     "image_grid_thw": batch["image_grid_thw"]}  # fmt: skip
+            extra = {
+                "mm_encoder_outputs": {"image": vision},
+                "image_grid_thw": batch["image_grid_thw"],
+            }
         hidden = inner(
             input_ids=batch["input_ids"],
             attention_mask=batch["attention_mask"],
@@ -136,13 +138,20 @@ def _hidden_with_shared_prefix(inner, batch, vision, start: int) -> torch.Tensor
     if vision is not None and (ids[:, :start] == inner.config.image_token_id).any():
         raise ValueError("the shared prefix holds an image")
     positions, _ = inner.get_rope_index(
-        ids, batch["mm_token_type_ids"], image_grid_thw=batch.get("image_grid_thw"),
+        ids,
+        batch["mm_token_type_ids"],
+        image_grid_thw=batch.get("image_grid_thw"),
         attention_mask=mask,
-    )  # fmt: skip
+    )
     text = inner.language_model
     cache = DynamicCache(config=text.config)
-    text(inputs_embeds=text.embed_tokens(ids[:1, :start]), position_ids=positions[:, :1, :start],
-         attention_mask=mask[:1, :start], cache=cache, use_cache=True)  # fmt: skip
+    text(
+        inputs_embeds=text.embed_tokens(ids[:1, :start]),
+        position_ids=positions[:, :1, :start],
+        attention_mask=mask[:1, :start],
+        cache=cache,
+        use_cache=True,
+    )
     rows = ids.shape[0]
     for layer in cache.layers:
         layer.keys = layer.keys.expand(rows, -1, -1, -1)
@@ -157,8 +166,14 @@ def _hidden_with_shared_prefix(inner, batch, vision, start: int) -> torch.Tensor
             "visual_pos_masks": image,
             "deepstack_visual_embeds": [torch.cat(f) for f in vision.deepstack_features],
         }
-    return text(inputs_embeds=embeds, position_ids=positions[:, :, start:], attention_mask=mask,
-                cache=cache, use_cache=True, **extra).last_hidden_state  # fmt: skip
+    return text(
+        inputs_embeds=embeds,
+        position_ids=positions[:, :, start:],
+        attention_mask=mask,
+        cache=cache,
+        use_cache=True,
+        **extra,
+    ).last_hidden_state
 
 
 def frame_loss(head, per_image: Sequence[torch.Tensor], labels: torch.Tensor):

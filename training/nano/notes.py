@@ -68,9 +68,14 @@ def plan_video(seed: int) -> SyntheticVideo:
     """The video of `seed` as its plan describes it (no file is written)."""
     duration, needles = benchmark.plan(seed)
     return SyntheticVideo(
-        f"needle_{seed:07d}.mp4", seed, duration, benchmark.FPS, benchmark.WIDTH,
-        benchmark.HEIGHT, needles,
-    )  # fmt: skip
+        f"needle_{seed:07d}.mp4",
+        seed,
+        duration,
+        benchmark.FPS,
+        benchmark.WIDTH,
+        benchmark.HEIGHT,
+        needles,
+    )
 
 
 def windows(video: SyntheticVideo) -> list[tuple[float, float]]:
@@ -113,13 +118,23 @@ def _replies(item: QAItem, spans: list[tuple[float, float]], notes, withheld=())
 
 
 def _row(seed: int, item: QAItem, messages: list[dict], source: str) -> dict:
-    return {"messages": messages, "images": [], "agent": "notes", "role": "main", "noise": 0.0,
-            "run_id": f"notes-{seed}", "question_id": item.id, "source": source,
-            "frame_labels": [], "colours": []}  # fmt: skip
+    return {
+        "messages": messages,
+        "images": [],
+        "agent": "notes",
+        "role": "main",
+        "noise": 0.0,
+        "run_id": f"notes-{seed}",
+        "question_id": item.id,
+        "source": source,
+        "frame_labels": [],
+        "colours": [],
+    }
 
 
-def verified_rows(seed: int, video: SyntheticVideo, item: QAItem, chat: bool,
-                  rng: random.Random) -> dict:  # fmt: skip
+def verified_rows(
+    seed: int, video: SyntheticVideo, item: QAItem, chat: bool, rng: random.Random
+) -> dict:
     """A run on a verified board: some windows withheld, the look again, then the answer."""
     truth, notes, bounds = Truth(video, item, chat), window_notes(video), windows(video)
     mode = answer_mode(item, chat=chat)
@@ -144,8 +159,13 @@ def verified_rows(seed: int, video: SyntheticVideo, item: QAItem, chat: bool,
     return _row(seed, item, messages, "plan-verified")
 
 
-def note_rows(seeds: Iterable[int], *, every_needle_grounded: bool = False,
-              phrased: int = PHRASED, extras: bool = True) -> Iterator[dict]:  # fmt: skip
+def note_rows(
+    seeds: Iterable[int],
+    *,
+    every_needle_grounded: bool = False,
+    phrased: int = PHRASED,
+    extras: bool = True,
+) -> Iterator[dict]:
     """Text-only rows per seed's video (the module's list); with `every_needle_grounded`, a
     grounding row about every needle in place of the benchmark's one (the needle between
     two others is the check's hardest pick); without `extras`, only the benchmark's and

@@ -152,8 +152,9 @@ def answer_turn(truth: Truth, opening: str, spans, mode: str) -> str:
         return render_turn(f"{opening}\nThe notes do not show it.", answer=_guess(truth, mode))
     lines, answer = found
     if answer is None:  # no option fits what the notes show (a scan of part of the video)
-        return render_turn(f"{opening}\n{lines}\nNo option fits the notes.",
-                           answer=_guess(truth, mode))  # fmt: skip
+        return render_turn(
+            f"{opening}\n{lines}\nNo option fits the notes.", answer=_guess(truth, mode)
+        )
     return render_turn(f"{opening}\n{lines}", answer=answer)
 
 

@@ -22,83 +22,150 @@ from training.nano.intents import Intent
 
 TEMPLATES: dict[str, tuple[str, ...]] = {
     "colour": (
-        "What colour is the {shape}?", "What color is the {shape}?",
-        "What colour is the {shape} that appears in the video?", "Which colour is the {shape}?",
-        "What is the colour of the {shape}?", "Tell me the {shape}'s colour.",
-        "Say what colour the {shape} is.", "The {shape} is which colour?",
+        "What colour is the {shape}?",
+        "What color is the {shape}?",
+        "What colour is the {shape} that appears in the video?",
+        "Which colour is the {shape}?",
+        "What is the colour of the {shape}?",
+        "Tell me the {shape}'s colour.",
+        "Say what colour the {shape} is.",
+        "The {shape} is which colour?",
         "Give the colour of the {shape} in the video.",
-        "In the video, what colour is the {shape}?", "Can you tell what colour the {shape} is?",
-        "What is the {shape}'s color?", "Identify the colour of the {shape}.",
-        "What colour is the {shape} shown in this video?", "Which hue is the {shape}?",
-        "Do you know the colour of the {shape}?", "Is the {shape} red, green, blue or yellow?",
+        "In the video, what colour is the {shape}?",
+        "Can you tell what colour the {shape} is?",
+        "What is the {shape}'s color?",
+        "Identify the colour of the {shape}.",
+        "What colour is the {shape} shown in this video?",
+        "Which hue is the {shape}?",
+        "Do you know the colour of the {shape}?",
+        "Is the {shape} red, green, blue or yellow?",
     ),
     "colours": (
-        "What colours appear in the video?", "Which colours are shown?",
-        "What colour is the shape in the video?", "List the colours you see.",
+        "What colours appear in the video?",
+        "Which colours are shown?",
+        "What colour is the shape in the video?",
+        "List the colours you see.",
         "Which colours does the video show?",
     ),
     "shape": (
         "What shape is the {colour} object that appears in the video?",
-        "What shape is the {colour} object?", "Which shape is the {one}?",
-        "What is the shape of the {one}?", "What shape does the {colour} thing have?",
-        "Tell me the shape of the {one}.", "The {one} is which shape?", "shape of the {one}",
-        "Identify the shape that is {colour}.", "What kind of shape is {colour}?",
-        "Say which shape the {colour} figure is.", "What form does the {colour} shape take?",
-        "Which {colour} shape do you see?", "Give the shape of the {one} in the video.",
+        "What shape is the {colour} object?",
+        "Which shape is the {one}?",
+        "What is the shape of the {one}?",
+        "What shape does the {colour} thing have?",
+        "Tell me the shape of the {one}.",
+        "The {one} is which shape?",
+        "shape of the {one}",
+        "Identify the shape that is {colour}.",
+        "What kind of shape is {colour}?",
+        "Say which shape the {colour} figure is.",
+        "What form does the {colour} shape take?",
+        "Which {colour} shape do you see?",
+        "Give the shape of the {one} in the video.",
     ),
     "shapes": (
-        "What shape appears in the video?", "What shapes are in the video?",
-        "Which shapes do you see?", "List the shapes in the video.",
+        "What shape appears in the video?",
+        "What shapes are in the video?",
+        "Which shapes do you see?",
+        "List the shapes in the video.",
         "What kind of shapes does the video show?",
     ),
     "when": (
         "When does the {needle} appear? Give start and end in seconds.",
-        "When does the {needle} appear?", "When is the {needle} shown?",
-        "At what time does the {needle} appear?", "When can you see the {needle}?",
-        "Give the time span of the {needle}.", "From when to when is the {needle} visible?",
-        "Between which times is the {needle} visible?", "Time of the {needle}?",
-        "Locate the {needle} in time.", "Where in the video is the {needle}?",
-        "What seconds does the {needle} cover?", "Show me when the {needle} appears.",
-        "When does the {shape} appear?", "When is the {one} shown?",
+        "When does the {needle} appear?",
+        "When is the {needle} shown?",
+        "At what time does the {needle} appear?",
+        "When can you see the {needle}?",
+        "Give the time span of the {needle}.",
+        "From when to when is the {needle} visible?",
+        "Between which times is the {needle} visible?",
+        "Time of the {needle}?",
+        "Locate the {needle} in time.",
+        "Where in the video is the {needle}?",
+        "What seconds does the {needle} cover?",
+        "Show me when the {needle} appears.",
+        "When does the {shape} appear?",
+        "When is the {one} shown?",
     ),
     "count": (
-        "How many coloured shapes appear in the video?", "How many shapes do you see?",
-        "What number of shapes appears?", "How many objects appear in the video?",
-        "Number of coloured shapes in the video?", "How many coloured things are shown?",
-        "Give the count of shapes.", "How many different colours appear?",
-        "Give me the number of coloured shapes.", "How many needles does the video have?",
+        "How many coloured shapes appear in the video?",
+        "How many shapes do you see?",
+        "What number of shapes appears?",
+        "How many objects appear in the video?",
+        "Number of coloured shapes in the video?",
+        "How many coloured things are shown?",
+        "Give the count of shapes.",
+        "How many different colours appear?",
+        "Give me the number of coloured shapes.",
+        "How many needles does the video have?",
     ),
     "first": (
         "Which colour is the shape that appears first in the video?",
-        "Which shape appears first?", "What is the first shape?", "What comes first in the video?",
-        "Which shape is shown first?", "Which one comes first?", "What appears first?",
-        "Which colour appears first?", "Which shape do you see first?",
+        "Which shape appears first?",
+        "What is the first shape?",
+        "What comes first in the video?",
+        "Which shape is shown first?",
+        "Which one comes first?",
+        "What appears first?",
+        "Which colour appears first?",
+        "Which shape do you see first?",
         "What is the first thing that appears?",
     ),
     "last": (
         "What are the colour and the shape of the last coloured shape in the video?",
-        "Which shape appears last?", "What is the last shape?", "What comes last in the video?",
-        "What is the final shape?", "Which colour appears last?",
-        "What is the last thing that appears?", "Which one is shown last?",
+        "Which shape appears last?",
+        "What is the last shape?",
+        "What comes last in the video?",
+        "What is the final shape?",
+        "Which colour appears last?",
+        "What is the last thing that appears?",
+        "Which one is shown last?",
     ),
     "describe": (
-        "Describe what happens in the video.", "Describe the video.", "Summarize the video.",
-        "What does the video show?", "What do you see in the video?",
-        "Tell me about the video.", "Explain what the video shows.", "What is in this video?",
-        "Give a description of the video.", "Describe the events in order.",
+        "Describe what happens in the video.",
+        "Describe the video.",
+        "Summarize the video.",
+        "What does the video show?",
+        "What do you see in the video?",
+        "Tell me about the video.",
+        "Explain what the video shows.",
+        "What is in this video?",
+        "Give a description of the video.",
+        "Describe the events in order.",
     ),
     "unknown": (
-        "Who is talking?", "What is the person saying?", "What music is playing?",
-        "What is written on the sign?", "Is it raining?", "What is the name of the dog?",
-        "How old is the woman?", "What brand is the car?", "Why is the man laughing?",
-        "Where was the video recorded?", "What time of day is it?", "What does the text say?",
-        "Who is in the video?", "What song is this?",
+        "Who is talking?",
+        "What is the person saying?",
+        "What music is playing?",
+        "What is written on the sign?",
+        "Is it raining?",
+        "What is the name of the dog?",
+        "How old is the woman?",
+        "What brand is the car?",
+        "Why is the man laughing?",
+        "Where was the video recorded?",
+        "What time of day is it?",
+        "What does the text say?",
+        "Who is in the video?",
+        "What song is this?",
     ),
-}  # fmt: skip
+}
 #: Template groups -> the intent they ask (the plural groups ask about every needle).
 ASKS = {"colours": "colour", "shapes": "shape"}
-PREFIXES = ("", "", "", "", "Hey, ", "Quick question: ", "Please, ", "I wonder: ", "So, ",
-            "Look at the video. ", "In this video, ", "Hello! ")  # fmt: skip
+PREFIXES = (
+    "",
+    "",
+    "",
+    "",
+    "Hey, ",
+    "Quick question: ",
+    "Please, ",
+    "I wonder: ",
+    "So, ",
+    "Look at the video. ",
+    "In this video, ",
+    "Hello! ",
+)
 INSERTS = ("", "", "", "", " in the video", " please", " if you can", " here")  # before ?/.
 SUFFIXES = ("", "", "", "", " Thanks!", " Thank you.", " Answer briefly.", " Be precise.")
 #: Groups that take options, and how often a question of theirs has them.
@@ -167,8 +234,7 @@ def _other_sequences(needles: Sequence[Needle], rng: random.Random) -> list[str]
     return sorted(out - {_sequence(needles)})
 
 
-def options_for(ask: str, template: str, video: SyntheticVideo, target: Needle,
-                rng: random.Random):  # fmt: skip
+def options_for(ask: str, template: str, video: SyntheticVideo, target: Needle, rng: random.Random):
     """Four options for a question asking `ask` about `target`, and the right letter."""
     needles = video.needles
     colours, shapes = benchmark.COLOURS, benchmark.SHAPES
@@ -196,8 +262,14 @@ def options_for(ask: str, template: str, video: SyntheticVideo, target: Needle,
     return _letters(rng, _sequence(needles), _other_sequences(needles, rng))
 
 
-def phrased(video: SyntheticVideo, rng: random.Random, index: int, *, group: str | None = None,
-            options: bool | None = None) -> QAItem:  # fmt: skip
+def phrased(
+    video: SyntheticVideo,
+    rng: random.Random,
+    index: int,
+    *,
+    group: str | None = None,
+    options: bool | None = None,
+) -> QAItem:
     """One question about `video` in a drawn wording: its item carries the intent (and the
     right letter, with options) in ``target``."""
     group = group or rng.choice(list(TEMPLATES))
@@ -205,19 +277,33 @@ def phrased(video: SyntheticVideo, rng: random.Random, index: int, *, group: str
     target = rng.choice(video.needles)
     template = rng.choice(TEMPLATES[group])
     question = decorate(
-        template.format(shape=target.shape, colour=target.color,
-                        needle=f"{target.color} {target.shape}", one=_one(rng, target.color)),
+        template.format(
+            shape=target.shape,
+            colour=target.color,
+            needle=f"{target.color} {target.shape}",
+            one=_one(rng, target.color),
+        ),
         rng,
-    )  # fmt: skip
+    )
     named_colour = any(f"{{{k}}}" in template for k in ("colour", "needle", "one"))
     named_shape = any(f"{{{k}}}" in template for k in ("shape", "needle"))
-    intent = Intent(ask, target.color if named_colour else None,
-                    target.shape if named_shape else None)  # fmt: skip
+    intent = Intent(
+        ask, target.color if named_colour else None, target.shape if named_shape else None
+    )
     if options is None:
         options = group in OPTION_GROUPS and rng.random() < 0.4
     opts, letter = options_for(ask, template, video, target, rng) if options else ((), None)
-    kind = "multiple_choice" if opts else ("grounding" if ask == "when" and rng.random() < 0.2
-                                           else "open_ended")  # fmt: skip
+    kind = (
+        "multiple_choice"
+        if opts
+        else ("grounding" if ask == "when" and rng.random() < 0.2 else "open_ended")
+    )
     stem = Path(video.path).stem
-    return QAItem(f"{stem}-p{index}-{ask}", kind, question, opts, letter or "",
-                  {"intent": intent.to_json(), "letter": letter})  # fmt: skip
+    return QAItem(
+        f"{stem}-p{index}-{ask}",
+        kind,
+        question,
+        opts,
+        letter or "",
+        {"intent": intent.to_json(), "letter": letter},
+    )

@@ -168,22 +168,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--videos", type=int, default=1200, help="Train videos to generate.")
     parser.add_argument(
-        "--note-seeds", type=int, default=20000,
+        "--note-seeds",
+        type=int,
+        default=20000,
         help="Train-split plans (after the videos' seeds) that give note-to-answer rows.",
-    )  # fmt: skip
+    )
     parser.add_argument("--sft-steps", type=int, default=train.SFTSchedule.steps)
     parser.add_argument(
-        "--warmup-steps", type=int, nargs=2, metavar=("COPY", "VISION"),
+        "--warmup-steps",
+        type=int,
+        nargs=2,
+        metavar=("COPY", "VISION"),
         default=(train.SFTSchedule.copy_warmup_steps, train.SFTSchedule.vision_warmup_steps),
         help="Steps of the copy and the vision warm-up before SFT (training.nano.warmup).",
-    )  # fmt: skip
+    )
     parser.add_argument("--grpo-steps", type=int, default=50, help="Steps of each GRPO arm.")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--save-every", type=int, default=0, help="SFT step-N/ checkpoints.")
     parser.add_argument(
-        "--resume-every", type=int, default=train.SFTSchedule.resume_every,
+        "--resume-every",
+        type=int,
+        default=train.SFTSchedule.resume_every,
         help="Steps between SFT's resume points (a killed SFT goes on from the last one).",
-    )  # fmt: skip
+    )
     parser.add_argument("--stop-after", choices=("data", "init", "sft", "grpo"), default=None)
     parser.add_argument("--ship", action="store_true", help=f"Copy the result to {SHIPPED}.")
     args = parser.parse_args(argv)

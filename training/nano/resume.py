@@ -32,8 +32,18 @@ def fingerprint(schedule, rows: int) -> dict:
     return json.loads(json.dumps({"schedule": fields, "rows": rows}))
 
 
-def save(out: Path, *, step: int, model, head, optimizer, sampler, elapsed: float,
-         window: dict, identity: dict) -> Path:  # fmt: skip
+def save(
+    out: Path,
+    *,
+    step: int,
+    model,
+    head,
+    optimizer,
+    sampler,
+    elapsed: float,
+    window: dict,
+    identity: dict,
+) -> Path:
     """Write the state after `step` steps (atomically: a kill mid-write keeps the last one)."""
     state = {
         "step": step,

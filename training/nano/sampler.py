@@ -55,8 +55,12 @@ class Sampler:
                 self.pools.setdefault((row["noise"], "verify", verify_kind(row)), []).append(row)
         s = schedule
         sub_share = 1.0 - s.main_share - s.notes_share - s.verify_share
-        shares = {"main": s.main_share, "notes": s.notes_share, "verify": s.verify_share,
-                  "sub": sub_share}  # fmt: skip
+        shares = {
+            "main": s.main_share,
+            "notes": s.notes_share,
+            "verify": s.verify_share,
+            "sub": sub_share,
+        }
         present = {key[1] for key in self.pools}
         missing = [a for a, share in shares.items() if share > 1e-9 and a not in present]
         if missing:
@@ -72,11 +76,14 @@ class Sampler:
         s, rng, tiers = self.schedule, self.rng, self.open_tiers(step)
         draw = rng.random()
         agent = (
-            "main" if draw < s.main_share
-            else "notes" if draw < s.main_share + s.notes_share
-            else "verify" if draw < s.main_share + s.notes_share + s.verify_share
+            "main"
+            if draw < s.main_share
+            else "notes"
+            if draw < s.main_share + s.notes_share
+            else "verify"
+            if draw < s.main_share + s.notes_share + s.verify_share
             else "sub"
-        )  # fmt: skip
+        )
         if agent == "verify":
             rows = []
             for _ in range(s.verify_batch_rows):

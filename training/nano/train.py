@@ -192,10 +192,16 @@ def train_sft(
             if schedule.resume_every and (step + 1) % schedule.resume_every == 0:
                 log_file.flush()
                 resume.save(
-                    out, step=step + 1, model=model, head=head, optimizer=optimizer,
-                    sampler=sampler, elapsed=time.perf_counter() - began, window=window,
+                    out,
+                    step=step + 1,
+                    model=model,
+                    head=head,
+                    optimizer=optimizer,
+                    sampler=sampler,
+                    elapsed=time.perf_counter() - began,
+                    window=window,
                     identity=identity,
-                )  # fmt: skip
+                )
     model.eval()
     saved = _save(model, model_dir, out)
     resume.clear(out)
@@ -207,19 +213,31 @@ def warm_up(model, head, tokenizer, processor, collate, rows, schedule: SFTSched
     began = time.perf_counter()
     copies = warmup.copy_rows(tokenizer, 20 * schedule.copy_warmup_rows, seed=schedule.seed)
     copy_losses = warmup.warm_copy(
-        model, collate, copies, steps=schedule.copy_warmup_steps,
-        batch=schedule.copy_warmup_rows, lr=schedule.learning_rate, seed=schedule.seed,
-    )  # fmt: skip
+        model,
+        collate,
+        copies,
+        steps=schedule.copy_warmup_steps,
+        batch=schedule.copy_warmup_rows,
+        lr=schedule.learning_rate,
+        seed=schedule.seed,
+    )
     middle = time.perf_counter()
     accuracy = warmup.warm_vision(
-        model, head, processor, warmup.labelled_frames(rows),
-        steps=schedule.vision_warmup_steps, batch=schedule.vision_warmup_frames,
-        lr=schedule.learning_rate, seed=schedule.seed,
-    )  # fmt: skip
+        model,
+        head,
+        processor,
+        warmup.labelled_frames(rows),
+        steps=schedule.vision_warmup_steps,
+        batch=schedule.vision_warmup_frames,
+        lr=schedule.learning_rate,
+        seed=schedule.seed,
+    )
     return {
-        "copy_loss": copy_losses, "copy_s": round(middle - began, 1),
-        "frame_accuracy": accuracy, "vision_s": round(time.perf_counter() - middle, 1),
-    }  # fmt: skip
+        "copy_loss": copy_losses,
+        "copy_s": round(middle - began, 1),
+        "frame_accuracy": accuracy,
+        "vision_s": round(time.perf_counter() - middle, 1),
+    }
 
 
 def _save(model, model_dir: str | Path, out: Path) -> Path:

@@ -39,8 +39,9 @@ UNCHECKABLE = (
 INVENTED, UNCHECKED = 0.3, 0.1
 
 
-def verify_row(sub_row: Mapping[str, Any], question: str, claim: str, verdict: str,
-               **meta: Any) -> dict[str, Any]:  # fmt: skip
+def verify_row(
+    sub_row: Mapping[str, Any], question: str, claim: str, verdict: str, **meta: Any
+) -> dict[str, Any]:
     """The gate's request about `claim` on the frames of `sub_row`, answered `verdict`."""
     system, user = verify_messages({}, question=question, claim=claim)
     frames = [p for p in sub_row["messages"][-2]["content"][:-1]]
@@ -56,12 +57,15 @@ def _invented(video: SyntheticVideo, times: Sequence[float], rng: random.Random)
     needle = rng.choice(video.needles)
     k = rng.randrange(len(times) - 1) if len(times) > 1 else 0
     end = times[k + 1] if k + 1 < len(times) else times[k] + 1
-    return (f"Seen: {needle.color} {needle.shape} from {num(times[k])} to {num(end)} seconds; "
-            f"{restated_key(needle.shape)} {needle.color}.")  # fmt: skip
+    return (
+        f"Seen: {needle.color} {needle.shape} from {num(times[k])} to {num(end)} seconds; "
+        f"{restated_key(needle.shape)} {needle.color}."
+    )
 
 
-def verifier_rows(trace: Mapping[str, Any], sub_rows: Sequence[Mapping[str, Any]],
-                  video: SyntheticVideo) -> list[dict[str, Any]]:  # fmt: skip
+def verifier_rows(
+    trace: Mapping[str, Any], sub_rows: Sequence[Mapping[str, Any]], video: SyntheticVideo
+) -> list[dict[str, Any]]:
     """Verifier rows on the windows of `sub_rows` (sub-agent rows of `trace`), seeded by the
     run and the call."""
     ends = {f"sub:{n['turn']}:{n['index']}": n["end"] for n in trace["notes"]}
@@ -79,8 +83,9 @@ def verifier_rows(trace: Mapping[str, Any], sub_rows: Sequence[Mapping[str, Any]
         }
         rows.append(verify_row(sub, trace["question"], right, "SUPPORTED", **meta))
         if right != NO_SHAPES:
-            wrong, changed = misread(right, rng.choice(KINDS), rng, times=times,
-                                     window_end=ends[sub["agent"]])  # fmt: skip
+            wrong, changed = misread(
+                right, rng.choice(KINDS), rng, times=times, window_end=ends[sub["agent"]]
+            )
             if changed:
                 rows.append(verify_row(sub, trace["question"], wrong, "UNSUPPORTED", **meta))
         elif rng.random() < INVENTED:

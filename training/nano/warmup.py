@@ -103,14 +103,20 @@ def _optimise(params, step_loss, *, steps: int, lr: float, label: str) -> list[f
         window.append(metric)
         if (step + 1) % 50 == 0:
             means.append(round(sum(window) / len(window), 4))
-            log.info("%s warm-up step %d: %.3f (%.0f s)", label, step + 1, means[-1],
-                     time.perf_counter() - began)  # fmt: skip
+            log.info(
+                "%s warm-up step %d: %.3f (%.0f s)",
+                label,
+                step + 1,
+                means[-1],
+                time.perf_counter() - began,
+            )
             window = []
     return means
 
 
-def warm_copy(model, collate, rows: Sequence[dict], *, steps: int, batch: int, lr: float,
-              seed: int) -> list[float]:  # fmt: skip
+def warm_copy(
+    model, collate, rows: Sequence[dict], *, steps: int, batch: int, lr: float, seed: int
+) -> list[float]:
     """Train the text model on copy rows for `steps`; returns the loss every 50 steps."""
     rng = random.Random(seed)
     plain = torch.zeros(model.config.text_config.vocab_size, dtype=torch.bool)
@@ -137,8 +143,17 @@ def labelled_frames(rows: Sequence[dict]) -> list[tuple[bytes, tuple[int, int]]]
     return frames
 
 
-def warm_vision(model, head, processor, frames: Sequence[tuple[bytes, tuple[int, int]]], *,
-                steps: int, batch: int, lr: float, seed: int) -> list[float]:  # fmt: skip
+def warm_vision(
+    model,
+    head,
+    processor,
+    frames: Sequence[tuple[bytes, tuple[int, int]]],
+    *,
+    steps: int,
+    batch: int,
+    lr: float,
+    seed: int,
+) -> list[float]:
     """Train the vision tower and `head` on single frames, half of each batch showing a
     needle; returns the frame accuracy (colour and shape both right) every 50 steps."""
     rng = random.Random(seed)
