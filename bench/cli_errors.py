@@ -183,8 +183,9 @@ def run_case(case: dict, home: Path, disk: Path | None) -> dict:
 
     def cli(argv, timeout=90):
         command = [sys.executable, str(ROOT / "app.py"), "--env-file", "", *argv_of(argv)]
-        return subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT,
-                              timeout=timeout, check=False)  # fmt: skip
+        return subprocess.run(
+            command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout, check=False
+        )
 
     for argv in case.get("before", []):
         cli(argv)
@@ -249,8 +250,11 @@ def main() -> None:
             home, disk = work / f"home-{name}", None
             if case.get("disk"):
                 home.mkdir()
-                mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs",
-                                          str(home)], capture_output=True, check=False)  # fmt: skip
+                mounted = subprocess.run(
+                    ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(home)],
+                    capture_output=True,
+                    check=False,
+                )
                 if mounted.returncode != 0:
                     report[name] = {"skipped": "no tmpfs mount on this machine"}
                     continue

@@ -65,14 +65,19 @@ def main() -> None:
             video.decode_frames(path, times)  # warm the file cache and the codec
             on_cpu, on_wall = timed(path, times, threaded=True)
             off_cpu, off_wall = timed(path, times, threaded=False)
-            rows.append({
-                "size": f"{width}x{height}", "frames": n,
-                "threaded_cpu_ms": round(on_cpu, 1), "threaded_wall_ms": round(on_wall, 1),
-                "single_cpu_ms": round(off_cpu, 1), "single_wall_ms": round(off_wall, 1),
-                "threads_cpu_cost": round(on_cpu / off_cpu, 2),
-                "threads_speedup": round(off_wall / on_wall, 2),
-                "rule_threads": width * height >= rule,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "size": f"{width}x{height}",
+                    "frames": n,
+                    "threaded_cpu_ms": round(on_cpu, 1),
+                    "threaded_wall_ms": round(on_wall, 1),
+                    "single_cpu_ms": round(off_cpu, 1),
+                    "single_wall_ms": round(off_wall, 1),
+                    "threads_cpu_cost": round(on_cpu / off_cpu, 2),
+                    "threads_speedup": round(off_wall / on_wall, 2),
+                    "rule_threads": width * height >= rule,
+                }
+            )
             print(json.dumps(rows[-1]))
     video.THREADED_MIN_PIXELS = rule
     report = {

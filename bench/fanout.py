@@ -118,12 +118,17 @@ def main() -> None:
     WORD_S = args.word_ms / 1000
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-c", f"import bench.fanout as b; b.WORD_S = {WORD_S}; "
-         "from testing.scripted import main; "
-         f"main(['--port', '{port}', '--latency', '{args.latency}', "
-         "'--responder', 'bench.fanout:reply'])"],
-        cwd=ROOT, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            f"import bench.fanout as b; b.WORD_S = {WORD_S}; "
+            "from testing.scripted import main; "
+            f"main(['--port', '{port}', '--latency', '{args.latency}', "
+            "'--responder', 'bench.fanout:reply'])",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+    )
     base_url = f"http://127.0.0.1:{port}/v1"
     frame_store.FRAME_CACHE.set_disk_dir(None)
     arms: dict[str, list[dict]] = {"prefetch": [], "at_dispatch": []}

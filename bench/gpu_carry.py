@@ -66,12 +66,29 @@ def missing_requirements(work: Path, python: str = PYTHON, image: Path = IMAGE) 
     overrides.write_text("\n".join(pins) + "\n")
     resolved = work / "resolved.txt"
     subprocess.run(
-        [sys.executable, "-m", "uv", "pip", "compile", str(ROOT / "pyproject.toml"),
-         "--extra", "train", "--python-version", python,
-         "--python-platform", "x86_64-manylinux_2_28", "--override", str(overrides),
-         "--no-header", "--no-annotate", "--quiet", "-o", str(resolved)],
+        [
+            sys.executable,
+            "-m",
+            "uv",
+            "pip",
+            "compile",
+            str(ROOT / "pyproject.toml"),
+            "--extra",
+            "train",
+            "--python-version",
+            python,
+            "--python-platform",
+            "x86_64-manylinux_2_28",
+            "--override",
+            str(overrides),
+            "--no-header",
+            "--no-annotate",
+            "--quiet",
+            "-o",
+            str(resolved),
+        ],
         check=True,
-    )  # fmt: skip
+    )
     wanted = [line.strip() for line in resolved.read_text().splitlines()]
     return [r for r in wanted if r and not r.startswith("#") and requirement_name(r) not in names]
 
@@ -82,11 +99,24 @@ def download(requirements: list[str], wheels: Path, python: str = PYTHON) -> lis
     listed.write_text("\n".join(requirements) + "\n")
     platforms = [arg for p in PLATFORMS for arg in ("--platform", p)]
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-         "--only-binary=:all:", "--python-version", python, *platforms,
-         "-r", str(listed), "-d", str(wheels)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            python,
+            *platforms,
+            "-r",
+            str(listed),
+            "-d",
+            str(wheels),
+        ],
         check=True,
-    )  # fmt: skip
+    )
     return sorted(wheels.glob("*.whl"))
 
 

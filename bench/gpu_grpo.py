@@ -50,11 +50,24 @@ def build_model(out: Path, *, smoke: bool) -> int:
     from serving.tiny_model import TINY, Size, qwen3vl_config, save_processor
     from serving.tokenizer import build_tokenizer
 
-    size = TINY if smoke else Size(
-        vision_depth=24, vision_hidden=1024, vision_heads=16, position_embeddings=2304,
-        text_hidden=2048, text_intermediate=6144, text_layers=20, text_heads=16, head_dim=128,
-        max_positions=32768, rope_theta=5_000_000.0, mrope_section=(24, 20, 20),
-    )  # fmt: skip
+    size = (
+        TINY
+        if smoke
+        else Size(
+            vision_depth=24,
+            vision_hidden=1024,
+            vision_heads=16,
+            position_embeddings=2304,
+            text_hidden=2048,
+            text_intermediate=6144,
+            text_layers=20,
+            text_heads=16,
+            head_dim=128,
+            max_positions=32768,
+            rope_theta=5_000_000.0,
+            mrope_section=(24, 20, 20),
+        )
+    )
     tokenizer = build_tokenizer()
     torch.manual_seed(0)
     model = Qwen3VLForConditionalGeneration(qwen3vl_config(tokenizer, size))
@@ -89,12 +102,21 @@ def main() -> None:
     needle_prompts(work / "data", n_videos=2, duration=60.0)
     built_s = time.perf_counter() - began
     run = trl_grpo.TRLRunConfig(
-        model=str(work / "model"), output_dir=str(work / "run"), data=str(work / "data"),
-        n_videos=0, steps=args.steps, prompts_per_step=2, bf16=not args.smoke,
+        model=str(work / "model"),
+        output_dir=str(work / "run"),
+        data=str(work / "data"),
+        n_videos=0,
+        steps=args.steps,
+        prompts_per_step=2,
+        bf16=not args.smoke,
         gradient_checkpointing=True,
-    )  # fmt: skip
-    algo = ParaGRPOConfig(arm="para_grpo", group_size=args.group_size,
-                          max_new_tokens=args.max_new_tokens, frame_choices=(4, 8, 16))  # fmt: skip
+    )
+    algo = ParaGRPOConfig(
+        arm="para_grpo",
+        group_size=args.group_size,
+        max_new_tokens=args.max_new_tokens,
+        frame_choices=(4, 8, 16),
+    )
     context = replace(Context(), max_turns=1, summary_max_tokens=64)
     if not args.smoke:
         torch.cuda.reset_peak_memory_stats()

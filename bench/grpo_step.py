@@ -96,12 +96,20 @@ def main() -> None:
     context = Context(crop_max_frames=4, summary_max_tokens=16, max_turns=1)
     engines = {}
     for arm in ("grpo", "para_grpo"):
-        run = RunConfig(model=str(model), out=str(work / arm), data=str(work / "data"),
-                        prompts_per_step=args.prompts_per_step)  # fmt: skip
+        run = RunConfig(
+            model=str(model),
+            out=str(work / arm),
+            data=str(work / "data"),
+            prompts_per_step=args.prompts_per_step,
+        )
         algo = ParaGRPOConfig(
-            arm=arm, group_size=args.group_size, max_new_tokens=args.max_new_tokens,
-            frame_choices=(args.frames,), full_frames=args.frames, learning_rate=1e-4,
-        )  # fmt: skip
+            arm=arm,
+            group_size=args.group_size,
+            max_new_tokens=args.max_new_tokens,
+            frame_choices=(args.frames,),
+            full_frames=args.frames,
+            learning_rate=1e-4,
+        )
         engines[arm] = GRPOEngine(run, algo, context)
     instrument()
     steps: dict[str, list[dict]] = {arm: [] for arm in engines}
@@ -128,8 +136,10 @@ def main() -> None:
 
     plain, para = median("grpo", "step_time_s"), median("para_grpo", "step_time_s")
     per_step = [sum(b.values()) for b in bookkeeping]
-    parts = {k: round(statistics.median(b.get(k, 0.0) for b in bookkeeping) * 1e3, 3)
-             for k in sorted({k for b in bookkeeping for k in b})}  # fmt: skip
+    parts = {
+        k: round(statistics.median(b.get(k, 0.0) for b in bookkeeping) * 1e3, 3)
+        for k in sorted({k for b in bookkeeping for k in b})
+    }
     result = {
         "what": "GRPO step on the tiny Qwen3-VL, CPU, 1 torch thread; arms grpo vs para_grpo "
         "with the same prompts and frame count; bookkeeping timed inside para_grpo steps",

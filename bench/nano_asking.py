@@ -69,8 +69,9 @@ async def ask_all(llm, items: list[Phrased], work: Path, *, concurrency: int = 4
         board.close()
 
 
-async def phrasing_report(llm, data_dir: Path, work: Path, *, n_videos: int = 60,
-                          per_cell: int = 16, concurrency: int = 4) -> dict:  # fmt: skip
+async def phrasing_report(
+    llm, data_dir: Path, work: Path, *, n_videos: int = 60, per_cell: int = 16, concurrency: int = 4
+) -> dict:
     """The held-out set's table (``nano_phrasings.table``) and every answer."""
     items = held_out(test_videos(data_dir, n_videos), per_cell=per_cell)
     records = await ask_all(llm, items, work, concurrency=concurrency)

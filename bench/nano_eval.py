@@ -67,8 +67,9 @@ PARTS = ("benchmark", "phrasing", "verifier")
 
 
 async def run_arm(llm, task, data_dir: Path, out: Path, dispatch: str, videos: int, conc: int):
-    context = replace(Context(**task.context), dispatch=dispatch, max_new_tokens=256,
-                      summary_max_tokens=48)  # fmt: skip
+    context = replace(
+        Context(**task.context), dispatch=dispatch, max_new_tokens=256, summary_max_tokens=48
+    )
     spec = EvalSpec(
         task=task.name,
         data_dir=str(data_dir),
@@ -145,9 +146,13 @@ async def main_async(args) -> dict:
                 conc = args.concurrency
                 tools = await run_arm(llm, task, args.data, work, "parallel", args.videos, conc)
                 none = await run_arm(llm, task, args.data, work, "none", args.videos, conc)
-                report |= {"diagnosis": diagnose(Path(tools["folder"])), "videos": args.videos,
-                           "samples_per_arm": tools["counts"]["samples"], "tools": tools,
-                           "none": none}  # fmt: skip
+                report |= {
+                    "diagnosis": diagnose(Path(tools["folder"])),
+                    "videos": args.videos,
+                    "samples_per_arm": tools["counts"]["samples"],
+                    "tools": tools,
+                    "none": none,
+                }
             if "phrasing" in args.parts:
                 report["phrasing"] = await phrasing_report(
                     llm, args.data, work / "phrasing", concurrency=args.concurrency

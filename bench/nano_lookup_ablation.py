@@ -158,8 +158,9 @@ def run(args) -> dict:
     """Warm up, train on note-to-answer rows, and score the held-out rows (the JSON report)."""
     torch.set_num_threads(2)
     torch.manual_seed(0)
-    tokenizer, processor, model = load(args.init, text_layers=args.text_layers,
-                                       one_token_sightings=args.one_token_sightings)  # fmt: skip
+    tokenizer, processor, model = load(
+        args.init, text_layers=args.text_layers, one_token_sightings=args.one_token_sightings
+    )
     collate = FramesCollator(tokenizer, processor)
     began = time.time()
     copies = warmup.copy_rows(tokenizer, 20 * 32, seed=0)
@@ -188,20 +189,32 @@ def run(args) -> dict:
         optimiser.step()
         if (step + 1) % args.every == 0 or step + 1 == args.steps:
             scored = score(model, tokenizer, collate, held, content)
-            evals.append({"step": step + 1, "loss": round(loss.item(), 4),
-                          "seconds": round(time.time() - began), **scored})  # fmt: skip
+            evals.append(
+                {
+                    "step": step + 1,
+                    "loss": round(loss.item(), 4),
+                    "seconds": round(time.time() - began),
+                    **scored,
+                }
+            )
             print(json.dumps(evals[-1]), flush=True)
-    return {"init": str(args.init), "text_layers": args.text_layers or nano_model.NANO.text_layers,
-            "one_token_sightings": args.one_token_sightings, "every_needle": args.every_needle,
-            "steps": args.steps,
-            "held_out_rows": len(held), "evals": evals}  # fmt: skip
+    return {
+        "init": str(args.init),
+        "text_layers": args.text_layers or nano_model.NANO.text_layers,
+        "one_token_sightings": args.one_token_sightings,
+        "every_needle": args.every_needle,
+        "steps": args.steps,
+        "held_out_rows": len(held),
+        "evals": evals,
+    }
 
 
 def init_parser(description: str) -> argparse.ArgumentParser:
     """A parser with the options every trial from an untrained nano takes: --init, --json."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--init", type=Path, required=True,
-                        help="An untrained nano: a rebuild's init/ folder.")  # fmt: skip
+    parser.add_argument(
+        "--init", type=Path, required=True, help="An untrained nano: a rebuild's init/ folder."
+    )
     parser.add_argument("--json", type=Path, required=True)
     return parser
 
@@ -209,8 +222,10 @@ def init_parser(description: str) -> argparse.ArgumentParser:
 def require_init(init: Path) -> None:
     """Exit with what to do when `init` holds no checkpoint."""
     if not (init / "config.json").exists():
-        raise SystemExit(f"{init}: no checkpoint there; run `python -m "
-                         "training.nano.rebuild --out DIR` to its init stage first")  # fmt: skip
+        raise SystemExit(
+            f"{init}: no checkpoint there; run `python -m "
+            "training.nano.rebuild --out DIR` to its init stage first"
+        )
 
 
 def main() -> int:
@@ -222,8 +237,11 @@ def main() -> int:
     parser.add_argument("--held-plans", type=int, default=HELD_OUT_PLANS)
     parser.add_argument("--text-layers", type=int)
     parser.add_argument("--one-token-sightings", action="store_true")
-    parser.add_argument("--every-needle", action="store_true",
-                        help="Train on a grounding row about every needle of a plan.")  # fmt: skip
+    parser.add_argument(
+        "--every-needle",
+        action="store_true",
+        help="Train on a grounding row about every needle of a plan.",
+    )
     args = parser.parse_args()
     require_init(args.init)
     args.json.write_text(json.dumps(run(args), indent=2) + "\n")

@@ -185,8 +185,9 @@ def _others(values: Sequence[str], right: str) -> list[str]:
     return [v for v in values if v != right]
 
 
-def _choices(kind: str, template: str, video: SyntheticVideo, target: Needle,
-             rng: random.Random) -> tuple[tuple[str, ...], str]:  # fmt: skip
+def _choices(
+    kind: str, template: str, video: SyntheticVideo, target: Needle, rng: random.Random
+) -> tuple[tuple[str, ...], str]:
     """Four options for a question of `kind` about `target`, and the right one's letter."""
     needles = tuple(sorted(video.needles, key=lambda n: n.start))
     if kind == "colour":
@@ -209,8 +210,9 @@ def _choices(kind: str, template: str, video: SyntheticVideo, target: Needle,
     raise ValueError(f"a {kind} question has no options")
 
 
-def phrase(video: SyntheticVideo, kind: str, template: str, options: bool, rng: random.Random,
-           ident: str) -> Phrased:  # fmt: skip
+def phrase(
+    video: SyntheticVideo, kind: str, template: str, options: bool, rng: random.Random, ident: str
+) -> Phrased:
     """The question of `template` about `video`, with four options or none."""
     needles = tuple(sorted(video.needles, key=lambda n: n.start))
     target = rng.choice(needles)

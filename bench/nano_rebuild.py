@@ -124,8 +124,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="The rebuild's --out folder.")
     parser.add_argument("--time-log", type=Path, required=True, help="/usr/bin/time -v's report.")
-    parser.add_argument("--command", default="OMP_NUM_THREADS=2 /usr/bin/time -v python -m "
-                        "training.nano.rebuild --out OUT")  # fmt: skip
+    parser.add_argument(
+        "--command",
+        default="OMP_NUM_THREADS=2 /usr/bin/time -v python -m training.nano.rebuild --out OUT",
+    )
     parser.add_argument("--json", type=Path, default=Path(__file__).with_suffix(".json"))
     args = parser.parse_args()
     for needed in (args.out / "timings.json", args.time_log):

@@ -37,8 +37,15 @@ from graphs.context import Context  # noqa: E402
 from serving.launch import local_server  # noqa: E402
 
 #: What each configuration's added tokens are counted against.
-BASES = {"two_agent": "single", "vote5": "single", "isolated": "single", "shared": "single",
-         "verified": "shared", "verified_length": "shared", "shared_vote5": "shared"}  # fmt: skip
+BASES = {
+    "two_agent": "single",
+    "vote5": "single",
+    "isolated": "single",
+    "shared": "single",
+    "verified": "shared",
+    "verified_length": "shared",
+    "shared_vote5": "shared",
+}
 TOOL_USING = ("isolated", "shared", "verified", "verified_length", "shared_vote5")
 
 
@@ -79,8 +86,13 @@ def plot(tables: dict[str, dict], path: Path) -> Path:
         marker, colour = styles["noisy" if "noise" in label else "clean"]
         for name, row in table.items():
             ax.scatter(row["tokens_per_sample"], row["score"], marker=marker, color=colour)
-            ax.annotate(name, (row["tokens_per_sample"], row["score"]), fontsize=7,
-                        xytext=(4, 2), textcoords="offset points")  # fmt: skip
+            ax.annotate(
+                name,
+                (row["tokens_per_sample"], row["score"]),
+                fontsize=7,
+                xytext=(4, 2),
+                textcoords="offset points",
+            )
         ax.scatter([], [], marker=marker, color=colour, label=label)
     ax.set_xscale("log")
     ax.set_xlabel("tokens per sample (every image encoding counted)")
@@ -107,10 +119,17 @@ async def main_async(args) -> dict:
                 if noise:
                     options["note_noise"] = noise
                 report = await run_study(
-                    task, data_dir=args.data.resolve(), model=await llm.model_name(), llm=llm,
-                    out_root=work, configs=list(STUDY_CONFIGS), base=base, options=options,
-                    concurrency=args.concurrency, resamples=2000,
-                )  # fmt: skip
+                    task,
+                    data_dir=args.data.resolve(),
+                    model=await llm.model_name(),
+                    llm=llm,
+                    out_root=work,
+                    configs=list(STUDY_CONFIGS),
+                    base=base,
+                    options=options,
+                    concurrency=args.concurrency,
+                    resamples=2000,
+                )
                 label = f"note noise {noise:g}" if noise else "no note noise"
                 tables[label] = rows(report.parent)
     return {

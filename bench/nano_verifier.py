@@ -54,8 +54,9 @@ def window_cases(video, rng: random.Random) -> list[tuple[str, Window, dict, str
     return cases
 
 
-async def verifier_report(llm, data_dir: Path, *, n_videos: int = 40, seed: int = 0,
-                          concurrency: int = 4) -> dict:  # fmt: skip
+async def verifier_report(
+    llm, data_dir: Path, *, n_videos: int = 40, seed: int = 0, concurrency: int = 4
+) -> dict:
     """Accept rates of right notes and reject rates of misread ones, with every verdict."""
     from agents import benchmark
 
@@ -73,8 +74,15 @@ async def verifier_report(llm, data_dir: Path, *, n_videos: int = 40, seed: int 
             completion = await llm.complete(request)
         verdict, clean = parse_verdict(completion.text)
         where = [window.start, window.end]
-        return {"video": video.seed, "window": where, "case": case, "note": note,
-                "reply": completion.text, "verdict": verdict, "clean": clean}  # fmt: skip
+        return {
+            "video": video.seed,
+            "window": where,
+            "case": case,
+            "note": note,
+            "reply": completion.text,
+            "verdict": verdict,
+            "clean": clean,
+        }
 
     jobs = [one(v, *c) for v in videos for c in window_cases(v, rng)]
     records = list(await asyncio.gather(*jobs))

@@ -108,8 +108,9 @@ async def one_run(
         await warm
         recorder.sent.clear()  # the warm-up's model list and template probe are setup
         started = time.perf_counter()
-        result = await run_question(graph, board, video_path=video, question="Colour?",
-                                    context=context, on_update=display)  # fmt: skip
+        result = await run_question(
+            graph, board, video_path=video, question="Colour?", context=context, on_update=display
+        )
         ran = time.perf_counter() - started
     await http.aclose()
     board.close()

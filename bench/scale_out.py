@@ -70,8 +70,10 @@ def reply(body: dict) -> str:
         return "a coloured shape"
     if turn_of(body):
         return "\n</think>\n<answer>A</answer>"
-    return ('\n</think>\n<tool_call>{"name": "crop_video", "arguments": '
-            '{"start_time": 5, "end_time": 25}}</tool_call>')  # fmt: skip
+    return (
+        '\n</think>\n<tool_call>{"name": "crop_video", "arguments": '
+        '{"start_time": 5, "end_time": 25}}</tool_call>'
+    )
 
 
 async def evaluate_over(urls: list[str], data: Path, out: Path, tag: str) -> dict:
@@ -81,16 +83,22 @@ async def evaluate_over(urls: list[str], data: Path, out: Path, tag: str) -> dic
     from graphs.settings import Settings
 
     settings = Settings.load(env_file=None, endpoint=urls, model="scripted")
-    spec = EvalSpec(task="needle", data_dir=str(data), model=f"scripted-{tag}",
-                    context=CONTEXT, options=NEEDLE)  # fmt: skip
+    spec = EvalSpec(
+        task="needle", data_dir=str(data), model=f"scripted-{tag}", context=CONTEXT, options=NEEDLE
+    )
     async with settings.chat_model() as llm:
         start = time.perf_counter()
-        outcome = await evaluate(get_task("needle"), spec, llm=llm, out_root=out,
-                                 concurrency=CONCURRENCY)  # fmt: skip
+        outcome = await evaluate(
+            get_task("needle"), spec, llm=llm, out_root=out, concurrency=CONCURRENCY
+        )
         wall = time.perf_counter() - start
     assert outcome.results["counts"]["errors"] == 0, outcome.results["errors"][:3]
-    return {"endpoints": len(urls), "samples": outcome.ran, "wall_s": round(wall, 2),
-            "samples_per_s": round(outcome.ran / wall, 2)}  # fmt: skip
+    return {
+        "endpoints": len(urls),
+        "samples": outcome.ran,
+        "wall_s": round(wall, 2),
+        "samples_per_s": round(outcome.ran / wall, 2),
+    }
 
 
 def fleet_throughput(work: Path) -> dict:
@@ -100,34 +108,53 @@ def fleet_throughput(work: Path) -> dict:
     data = work / "data"
     load(data, **NEEDLE)
     frame_store.FRAME_CACHE.set_disk_dir(work / "frames")
-    args = ["--latency", str(LATENCY_S), "--slots", str(SLOTS), "--responder",
-            "bench.scale_out:reply"]  # fmt: skip
+    args = [
+        "--latency",
+        str(LATENCY_S),
+        "--slots",
+        str(SLOTS),
+        "--responder",
+        "bench.scale_out:reply",
+    ]
     with ExitStack() as stack:
         urls = [stack.enter_context(scripted_process(*args, cwd=ROOT)) for _ in range(4)]
         event_loop.run(evaluate_over(urls, data, work / "warm", "warm"))  # decodes: untimed
         one = event_loop.run(evaluate_over(urls[:1], data, work / "out", "one"))
         four = event_loop.run(evaluate_over(urls, data, work / "out", "four"))
-    return {"one_endpoint": one, "four_endpoints": four,
-            "speedup": round(four["samples_per_s"] / one["samples_per_s"], 2),
-            "target_speedup": 3.6, "latency_s": LATENCY_S, "slots_per_endpoint": SLOTS,
-            "concurrency": CONCURRENCY}  # fmt: skip
+    return {
+        "one_endpoint": one,
+        "four_endpoints": four,
+        "speedup": round(four["samples_per_s"] / one["samples_per_s"], 2),
+        "target_speedup": 3.6,
+        "latency_s": LATENCY_S,
+        "slots_per_endpoint": SLOTS,
+        "concurrency": CONCURRENCY,
+    }
 
 
 def board_writes(path: Path, url: str) -> dict:
     go = path.parent / f"go-{path.name}"
     procs = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(path), url, str(go), f"w{i}",
-                          str(NOTES)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), url, str(go), f"w{i}", str(NOTES)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         for i in range(WRITERS)
-    ]  # fmt: skip
+    ]
     assert all(p.stdout.readline().strip() == "ready" for p in procs)
     began = time.time()
     go.touch()
     ends = [float(p.communicate(timeout=600)[0].split()[-1]) for p in procs]
     assert all(p.returncode == 0 for p in procs)
     wall = max(ends) - began
-    return {"writers": WRITERS, "notes": WRITERS * NOTES, "wall_s": round(wall, 2),
-            "notes_per_s": round(WRITERS * NOTES / wall, 1)}  # fmt: skip
+    return {
+        "writers": WRITERS,
+        "notes": WRITERS * NOTES,
+        "wall_s": round(wall, 2),
+        "notes_per_s": round(WRITERS * NOTES / wall, 1),
+    }
 
 
 def turn_overhead(url: str, runs: int) -> dict:
@@ -135,8 +162,13 @@ def turn_overhead(url: str, runs: int) -> dict:
         sqlite = event_loop.run(measure(base_url, 5, runs))
         postgres = event_loop.run(measure(base_url, 5, runs, url))
     key = "median_overhead_ms_per_main_turn"
-    return {"k": 5, "sqlite": sqlite, "postgres": postgres,
-            "ratio": round(postgres[key] / sqlite[key], 2), "target_ratio": 1.2}  # fmt: skip
+    return {
+        "k": 5,
+        "sqlite": sqlite,
+        "postgres": postgres,
+        "ratio": round(postgres[key] / sqlite[key], 2),
+        "target_ratio": 1.2,
+    }
 
 
 def main() -> None:
