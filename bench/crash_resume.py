@@ -50,7 +50,7 @@ def main() -> None:
     args = parser.parse_args()
     from graphs.store.sqlite_board import Board
     from testing.scripted import ScriptedServer
-    from tests.harness import (
+    from tests.support.harness import (
         Oracle,
         accounting,
         app_env,

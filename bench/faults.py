@@ -36,7 +36,7 @@ def main() -> None:
     args = parser.parse_args()
     from testing.faults import FaultInjector
     from testing.scripted import ScriptedServer
-    from tests.harness import (
+    from tests.support.harness import (
         Oracle,
         accounting,
         app_env,

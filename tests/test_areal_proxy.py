@@ -13,7 +13,7 @@ import pytest
 import training.areal.workflow as aw
 from agents.protocol import THINK_PREFIX
 from agents.requests import ROLE_HEADER, ModelRequest
-from tests.fakes import ScriptedModel
+from tests.support.fakes import ScriptedModel
 from training.para_grpo import ParaGRPOConfig, trace_reward
 
 OPTIONS = ["A. red", "B. green", "C. blue", "D. yellow"]

@@ -24,7 +24,7 @@ from agents.protocol import THINK_PREFIX
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.runs.run import run_question
-from tests.fakes import ScriptedModel, calls
+from tests.support.fakes import ScriptedModel, calls
 from training.para_grpo import ParaGRPOConfig, trace_reward
 from training.questions import RLPrompt, normalise_target
 

@@ -14,7 +14,7 @@ import pytest
 from graphs.store import owners
 from graphs.store.board import BoardSchemaTooNew, Note
 from graphs.store.sqlite_board import Board
-from tests.harness import ROOT
+from tests.support.harness import ROOT
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 START_AND_WAIT = """
@@ -214,7 +214,8 @@ def test_a_board_of_a_newer_version_is_refused_and_left_unchanged(location):
 
 
 def test_ci_fails_rather_than_skips_without_postgresql(monkeypatch):
-    from tests import conftest, pg_cluster
+    from tests import conftest
+    from tests.support import pg_cluster
 
     monkeypatch.setattr(pg_cluster, "server_bin", lambda: None)
     monkeypatch.setenv("PARAVT_POSTGRES_REQUIRED", "1")

@@ -14,8 +14,8 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from testing.scripted import Reply, ScriptedServer, role_of, turn_of
-from tests.fakes import calls
-from tests.harness import ROOT, app_command, app_env, needle_options, run_cli
+from tests.support.fakes import calls
+from tests.support.harness import ROOT, app_command, app_env, needle_options, run_cli
 from tests.test_studio import langgraph_dev
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]

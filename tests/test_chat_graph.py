@@ -10,7 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.builder import compile_graph
 from graphs.context import Context
-from tests.fakes import ScriptedModel, calls
+from tests.support.fakes import ScriptedModel, calls
 
 SMALL = dict(overview_frames=4, overview_max_pixels=4096, crop_max_frames=4, crop_max_pixels=4096)
 ANSWER = "<think>The note says red.</think><answer>A</answer>"

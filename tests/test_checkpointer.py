@@ -11,7 +11,7 @@ import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from graphs.store.checkpointer import open_checkpointer
-from tests.fakes import ScriptedModel, calls, endpoint_down
+from tests.support.fakes import ScriptedModel, calls, endpoint_down
 from tests.test_graph import ask, tool_responses
 
 

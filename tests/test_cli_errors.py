@@ -15,7 +15,7 @@ from agents.media import video
 from graphs.store.sqlite_board import Board
 from serving.launch import free_port
 from testing.scripted import Reply, ScriptedServer
-from tests.harness import (
+from tests.support.harness import (
     app_command,
     app_env,
     faststart,

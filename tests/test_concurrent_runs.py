@@ -13,7 +13,7 @@ import pytest
 
 from graphs.store.sqlite_board import Board
 from testing.scripted import ScriptedServer
-from tests.harness import ROOT, app_env, crop_then_answer
+from tests.support.harness import ROOT, app_env, crop_then_answer
 
 # app.py's own entry point, started once the barrier file appears, so that all 16 processes
 # create the new board and checkpoint files at the same moment rather than as imports end.

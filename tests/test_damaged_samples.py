@@ -12,7 +12,7 @@ import pytest
 
 from evals.records import REJECTED_FILE
 from testing.scripted import ScriptedServer
-from tests.harness import (
+from tests.support.harness import (
     Oracle,
     accounting,
     app_command,

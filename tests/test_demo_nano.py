@@ -27,7 +27,7 @@ from graphs.runs.run import run_question
 from graphs.store.sqlite_board import Board
 from serving.checkpoints import default_checkpoint
 from serving.launch import local_server
-from tests.fakes import ScriptedModel, calls
+from tests.support.fakes import ScriptedModel, calls
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "assets" / "demo" / "needle.json"

@@ -12,7 +12,14 @@ from evals.records import sample_from_json, sample_to_json
 from evals.sample import Sample
 from evals.scorers import chartqapro as chartqapro_scoring
 from evals.tasks import chartqapro, documents
-from tests.downloads import DOC_FIXTURES, image_bytes, place_image, problems, stage, write_parquet
+from tests.support.downloads import (
+    DOC_FIXTURES,
+    image_bytes,
+    place_image,
+    problems,
+    stage,
+    write_parquet,
+)
 
 # ----------------------------------------------------------------------------- ChartQAPro
 

@@ -16,7 +16,14 @@ from evals.sample import Sample
 from evals.scorers import chartqapro as chartqapro_scoring
 from evals.scorers import slidevqa as slidevqa_scoring
 from evals.tasks import chartqapro, documents, slidevqa, vqaonline
-from tests.downloads import DOC_FIXTURES, image_bytes, place_image, problems, stage, write_parquet
+from tests.support.downloads import (
+    DOC_FIXTURES,
+    image_bytes,
+    place_image,
+    problems,
+    stage,
+    write_parquet,
+)
 
 TASKS = (chartqapro.TASK, slidevqa.TASK, vqaonline.TASK)
 

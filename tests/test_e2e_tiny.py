@@ -21,7 +21,7 @@ from graphs.context import Context
 from graphs.runs.run import run_question
 from graphs.runs.traces import call_role
 from serving.launch import local_server
-from tests.fakes import ScriptedModel, calls
+from tests.support.fakes import ScriptedModel, calls
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evals.tasks import mlvu, slidevqa
-from tests.downloads import place, png, write_parquet
+from tests.support.downloads import place, png, write_parquet
 
 FIXTURES = Path(__file__).parent / "fixtures" / "benchmarks"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evals.tasks import charades, longvideobench, lvbench, mlvu, mmvu, videomme
-from tests.downloads import place, problems, stage, write_parquet
+from tests.support.downloads import place, problems, stage, write_parquet
 
 # ----------------------------------------------------------------------------- VideoMME
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evals.tasks import charades, longvideobench, lvbench, mmvu
-from tests.downloads import FIXTURES, place, problems, stage, write_parquet
+from tests.support.downloads import FIXTURES, place, problems, stage, write_parquet
 
 # ----------------------------------------------------------------------------- LongVideoBench
 

@@ -13,7 +13,7 @@ import pytest
 
 from evals import video2dataset
 from evals.tasks import lvbench, mmvu
-from tests.downloads import files_under, place, write_parquet, write_zip
+from tests.support.downloads import files_under, place, write_parquet, write_zip
 
 FIXTURES = Path(__file__).parent / "fixtures" / "benchmarks"
 

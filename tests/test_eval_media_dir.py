@@ -25,7 +25,7 @@ from evals.tasks import (
     videomme,
     vqaonline,
 )
-from tests.downloads import place, png, write_parquet, write_zip
+from tests.support.downloads import place, png, write_parquet, write_zip
 
 TESTS = Path(__file__).parent
 VIDEOMME_ROW = {

@@ -27,7 +27,7 @@ from evals.tasks import get_task
 from evals.tasks.base import LoadResult, Task
 from serving.launch import free_port
 from testing.scripted import ScriptedServer
-from tests.fakes import ScriptedModel
+from tests.support.fakes import ScriptedModel
 
 ROOT = Path(__file__).resolve().parents[1]
 NEEDLE = get_task("needle")

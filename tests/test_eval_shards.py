@@ -16,7 +16,7 @@ from evals.sample import Sample
 from evals.shards import Shard
 from graphs.store.sqlite_board import Board
 from testing.scripted import ScriptedServer
-from tests.harness import (
+from tests.support.harness import (
     Oracle,
     accounting,
     app_command,

@@ -13,7 +13,7 @@ import pytest
 from graphs.runs import event_loop
 from graphs.store.sqlite_board import Board
 from testing.scripted import ScriptedServer
-from tests.harness import app_command, app_env
+from tests.support.harness import app_command, app_env
 
 
 async def loop_module() -> str:

@@ -13,7 +13,7 @@ from graphs.context import Context
 from graphs.runs.run import run_question
 from serving.launch import free_port
 from testing.scripted import Reply, ScriptedServer, role_of, turn_of
-from tests.fakes import calls
+from tests.support.fakes import calls
 
 pytestmark = pytest.mark.integration
 SMALL = Context(

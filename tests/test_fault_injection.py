@@ -7,7 +7,7 @@ import pytest
 
 from testing.faults import FAULTS, FaultInjector
 from testing.scripted import Reply, ScriptedServer
-from tests.harness import (
+from tests.support.harness import (
     Oracle,
     accounting,
     app_env,

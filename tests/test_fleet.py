@@ -15,7 +15,7 @@ from agents.requests import ModelRequest
 from graphs.settings import Settings
 from serving.launch import free_port
 from testing.scripted import Reply, ScriptedServer
-from tests.harness import (
+from tests.support.harness import (
     Oracle,
     app_env,
     eval_command,

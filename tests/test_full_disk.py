@@ -18,7 +18,7 @@ import pytest
 
 from graphs.store.sqlite_board import Board
 from testing.scripted import ScriptedServer, role_of, turn_of
-from tests.fakes import calls
+from tests.support.fakes import calls
 from tests.test_cli_errors import cli, one_message
 
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "ALTER", "PRAGMA USER_VERSION")

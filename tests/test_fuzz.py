@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fuzz_strings import fuzz_strings
-from tests.fuzz_targets import bad_parse, fuzz, parser_target, scorer_targets
+from tests.support.fuzz_strings import fuzz_strings
+from tests.support.fuzz_targets import bad_parse, fuzz, parser_target, scorer_targets
 
 TARGETS = scorer_targets()
 

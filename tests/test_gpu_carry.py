@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench_scripts import load_bench
+from tests.support.bench_scripts import load_bench
 from training.trainer_args import checkpointing_field
 
 ROOT = Path(__file__).resolve().parents[1]

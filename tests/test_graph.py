@@ -11,7 +11,7 @@ from agents.media.video import VideoError
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.runs.run import run_question
-from tests.fakes import ScriptedModel, calls, endpoint_down
+from tests.support.fakes import ScriptedModel, calls, endpoint_down
 
 QUESTION = "What colour is the shape?"
 OPTIONS = ["A. red", "B. green", "C. blue", "D. yellow"]

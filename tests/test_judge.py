@@ -6,7 +6,7 @@ from __future__ import annotations
 from agents.judge import judge, judge_request
 from evals.sample import Sample
 from evals.scorers import mmvu
-from tests.fakes import ScriptedModel
+from tests.support.fakes import ScriptedModel
 
 SAMPLE = Sample(
     "7", "", "Which ray?", "p", "multiple_choice", "B", ("A. x ray", "B. gamma ray"),

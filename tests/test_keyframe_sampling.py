@@ -15,7 +15,7 @@ from app import build_parser
 from graphs.builder import compile_graph
 from graphs.context import Context, context_from_args
 from graphs.runs.run import run_question
-from tests.fakes import ScriptedModel
+from tests.support.fakes import ScriptedModel
 
 GOP_S = 5.0  # a keyframe every 5 s: 50 frames at 10 fps, with B-frames between
 

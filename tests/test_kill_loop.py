@@ -18,7 +18,7 @@ import pytest
 
 from graphs.store.sqlite_board import Board
 from testing.scripted import ScriptedServer
-from tests.harness import (
+from tests.support.harness import (
     ROOT,
     Oracle,
     accounting,

@@ -22,7 +22,7 @@ from lmms_plugin.docs import DocInput, TaskRefused, read_requests
 from lmms_plugin.generation import cut_at_stops, question_of, run_context
 from lmms_plugin.model_args import PLUGIN_KEYS, ModelArgsError, parse_model_args
 from lmms_plugin.runner import ResumeLog, answer, failures_message, request_key
-from tests.fakes import ScriptedModel, endpoint_down
+from tests.support.fakes import ScriptedModel, endpoint_down
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests/fixtures/lmms_eval_task"

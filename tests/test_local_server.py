@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.tiny_server import tiny_server
+from tests.support.tiny_server import tiny_server
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -5,7 +5,7 @@ missed lookup an answer for another needle of its notes."""
 from collections import Counter
 
 from agents.synthetic import QAItem
-from tests.bench_scripts import load_bench
+from tests.support.bench_scripts import load_bench
 
 GROUND = QAItem(
     id="s1-needle_1-ground",

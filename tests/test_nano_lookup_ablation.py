@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench_scripts import load_bench
+from tests.support.bench_scripts import load_bench
 
 NANO = Path(__file__).resolve().parents[1] / "assets" / "paravt-nano"
 needs_nano = pytest.mark.skipif(not (NANO / "model.safetensors").exists(), reason="no shipped nano")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agents.synthetic import Needle, SyntheticVideo
-from tests.bench_scripts import load_bench
+from tests.support.bench_scripts import load_bench
 from training.nano import phrasing
 from training.nano.intents import Intent, answer_mode, intent_of, restatement
 from training.nano.notes import plan_video, window_notes

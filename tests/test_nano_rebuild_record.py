@@ -12,7 +12,7 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from tests.bench_scripts import BENCH, load_bench
+from tests.support.bench_scripts import BENCH, load_bench
 
 TIME_REPORT = """\tCommand being timed: "python -m training.nano.rebuild --out x"
 \tElapsed (wall clock) time (h:mm:ss or m:ss): 1:52:30

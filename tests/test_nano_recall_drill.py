@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.bench_scripts import load_bench
+from tests.support.bench_scripts import load_bench
 
 NANO = Path(__file__).resolve().parents[1] / "assets" / "paravt-nano"
 

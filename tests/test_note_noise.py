@@ -14,7 +14,7 @@ from evals.note_noise import NoisyNotes, split_options
 from evals.study import run_study
 from evals.tasks import get_task
 from graphs.context import Context
-from tests.fakes import ScriptedModel, calls
+from tests.support.fakes import ScriptedModel, calls
 
 NOTE = "Seen: blue circle from 94 to 99 seconds; the circle is blue."
 

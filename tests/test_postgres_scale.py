@@ -14,7 +14,7 @@ import pytest
 
 from graphs.store.postgres.board import PostgresBoard
 from testing.scripted import ScriptedServer
-from tests.harness import ROOT, app_command, app_env, crop_then_answer, is_subagent, run_cli
+from tests.support.harness import ROOT, app_command, app_env, crop_then_answer, is_subagent, run_cli
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.integration]
 AT_BARRIER = """

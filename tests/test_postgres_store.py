@@ -15,7 +15,7 @@ from graphs.store.postgres.board import PostgresBoard
 from graphs.store.postgres.checkpointer import open_postgres_checkpointer
 from graphs.store.sqlite_board import Board
 from testing.scripted import Reply, ScriptedServer
-from tests.harness import app_command, app_env, crop_then_answer, is_subagent, run_cli
+from tests.support.harness import app_command, app_env, crop_then_answer, is_subagent, run_cli
 
 pytestmark = pytest.mark.postgres
 

@@ -12,8 +12,8 @@ from agents import benchmark
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.runs.run import run_question
-from tests.fakes import ScriptedModel, calls
-from tests.rewording import PREFIX, reword_templates
+from tests.support.fakes import ScriptedModel, calls
+from tests.support.rewording import PREFIX, reword_templates
 from training.nano.data import Job, run_oracle
 
 pytestmark = pytest.mark.integration

@@ -19,7 +19,7 @@ from graphs.context import Context  # noqa: E402
 from graphs.runs.run import run_question  # noqa: E402
 from serving.engine import Completion as EngineCompletion  # noqa: E402
 from serving.engine import LocalVLM  # noqa: E402
-from tests.rewording import PREFIX, reword_templates  # noqa: E402
+from tests.support.rewording import PREFIX, reword_templates  # noqa: E402
 from training.gating import draw_frames  # noqa: E402
 from training.para_grpo import ParaGRPOConfig  # noqa: E402
 from training.recording import RecordingChatModel, token_logprobs  # noqa: E402

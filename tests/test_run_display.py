@@ -12,7 +12,7 @@ from cli.report import RunDisplay
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.runs.run import run_question
-from tests.fakes import ScriptedModel, calls
+from tests.support.fakes import ScriptedModel, calls
 
 SMALL = dict(overview_frames=4, overview_max_pixels=4096, crop_max_frames=4, crop_max_pixels=4096)
 

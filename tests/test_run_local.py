@@ -15,7 +15,7 @@ from agents.client.llm import OpenAIChatModel
 from agents.synthetic import read_manifest
 from graphs.settings import DEFAULT_ENDPOINT
 from serving.checkpoints import default_checkpoint
-from tests.harness import ROOT, record_decodes
+from tests.support.harness import ROOT, record_decodes
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -9,7 +9,7 @@ import pytest
 
 from graphs.context import Context, RunContext
 from graphs.runs.run import run_question, shared_graph
-from tests.fakes import ScriptedModel, calls
+from tests.support.fakes import ScriptedModel, calls
 
 SMALL = Context(overview_frames=4, overview_max_pixels=4096, crop_max_frames=4,
                 crop_max_pixels=4096, max_turns=1)  # fmt: skip

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.tiny_server import tiny_server
+from tests.support.tiny_server import tiny_server
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -70,7 +70,7 @@ def oracle_traces(tmp_path: Path, n: int) -> list[dict]:
     from graphs.context import Context
     from graphs.runs.run import run_question
     from graphs.store.sqlite_board import Board
-    from tests.fakes import ScriptedModel, calls
+    from tests.support.fakes import ScriptedModel, calls
 
     colors = ["red", "green", "blue", "yellow", "magenta", "cyan", "white", "orange"]
     context = Context(

@@ -21,7 +21,7 @@ from graphs.runs.run import run_question  # noqa: E402
 from graphs.runs.traces import call_role  # noqa: E402
 from serving.engine import LocalVLM  # noqa: E402
 from serving.messages import convert_messages  # noqa: E402
-from tests.fakes import ScriptedModel, calls  # noqa: E402
+from tests.support.fakes import ScriptedModel, calls  # noqa: E402
 from training.collate import IGNORE_INDEX, FramesCollator, to_pil  # noqa: E402
 from training.sft_data import (  # noqa: E402
     main_conversations,

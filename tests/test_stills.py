@@ -14,7 +14,7 @@ from agents.media.video import VideoError
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.runs.run import run_question
-from tests.fakes import ScriptedModel, calls
+from tests.support.fakes import ScriptedModel, calls
 
 BGR = {"red": (0, 0, 255), "green": (0, 200, 0), "blue": (255, 0, 0)}
 

@@ -18,7 +18,7 @@ import pytest
 from graphs.store.sqlite_board import Board
 from serving.launch import free_port
 from testing.scripted import Reply, ScriptedServer, role_of, turn_of
-from tests.fakes import calls
+from tests.support.fakes import calls
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

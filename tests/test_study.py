@@ -8,7 +8,7 @@ from evals.study import run_study
 from evals.study_configs import STUDY_CONFIGS
 from evals.tasks import get_task
 from graphs.context import Context
-from tests.fakes import ScriptedModel, calls
+from tests.support.fakes import ScriptedModel, calls
 
 NEEDLE = get_task("needle")
 SMALL = {"n_videos": 2, "max_minutes": 1}

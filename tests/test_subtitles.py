@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evals.subtitles import NO_SUBTITLES, Cue, parse_srt, read_srt, subtitles_for_frames
-from tests.downloads import FIXTURES
+from tests.support.downloads import FIXTURES
 
 
 def test_parse_srt_strips_font_tags_and_joins_lines():

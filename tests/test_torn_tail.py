@@ -8,7 +8,7 @@ import pytest
 
 from evals.records import TORN_FILE, SampleLog
 from testing.scripted import ScriptedServer
-from tests.harness import (
+from tests.support.harness import (
     Oracle,
     accounting,
     app_env,

@@ -23,7 +23,7 @@ from evals.sample import Sample
 from evals.tasks import get_task
 from testing.scripted import role_of
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NEEDLE = get_task("needle")
 SUB_AGENT_NOTE = "a coloured shape in the middle of the frame"
 
