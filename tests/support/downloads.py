@@ -54,8 +54,8 @@ def files_under(root: Path) -> set[Path]:
     return {p for p in root.rglob("*") if p.is_file()}
 
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
-DOC_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "doc_benchmarks"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "benchmarks"
+DOC_FIXTURES = Path(__file__).parents[1] / "fixtures" / "doc_benchmarks"
 
 
 def stage(name: str, tmp_path: Path, fixtures: Path = FIXTURES) -> Path:
