@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
@@ -19,12 +18,9 @@ from agents.protocol import (
     render_turn,
     with_prefix,
 )
+from tests.support.protocol import payload
 
 V = Violation
-
-
-def payload(start: object, end: object) -> str:
-    return json.dumps({"name": TOOL_NAME, "arguments": {"start_time": start, "end_time": end}})
 
 
 def call(start: object, end: object) -> str:

@@ -19,7 +19,7 @@ from agents.protocol import (
     render_turn,
     with_prefix,
 )
-from tests.agents.test_protocol import payload
+from tests.support.protocol import payload
 
 # Explicit budgets keep this file near a few seconds; raise them locally to hunt harder.
 PROPERTY = settings(max_examples=200, deadline=None)

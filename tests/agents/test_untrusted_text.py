@@ -18,7 +18,7 @@ from graphs.store.sqlite_board import Board
 from serving.checkpoints import default_checkpoint
 from serving.launch import local_server
 from testing.scripted import Reply, ScriptedServer, role_of, turn_of
-from tests.cli.test_cli_errors import cli, one_message, question
+from tests.support.app_cli import cli, one_message, question
 from tests.support.fakes import ScriptedModel, calls
 from tests.support.harness import record_decodes
 

@@ -14,9 +14,9 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from testing.scripted import Reply, ScriptedServer, role_of, turn_of
-from tests.graphs.test_studio import langgraph_dev
 from tests.support.fakes import calls
 from tests.support.harness import ROOT, app_command, app_env, needle_options, run_cli
+from tests.support.studio import langgraph_dev
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 

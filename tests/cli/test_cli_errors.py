@@ -15,6 +15,7 @@ from agents.media import video
 from graphs.store.sqlite_board import Board
 from serving.launch import free_port
 from testing.scripted import Reply, ScriptedServer
+from tests.support.app_cli import cli, one_message, question
 from tests.support.harness import (
     app_command,
     app_env,
@@ -36,28 +37,6 @@ def server():
 @pytest.fixture
 def dead() -> str:
     return f"http://127.0.0.1:{free_port()}/v1"
-
-
-def cli(capsys, *argv: str) -> tuple[int, str]:
-    """(exit code, stderr) of app.main, with argparse's own exits caught."""
-    try:
-        code = app.main(["--env-file", "", *argv])
-    except SystemExit as exc:
-        code = exc.code
-    return code, capsys.readouterr().err
-
-
-def one_message(err: str) -> str:
-    """The one error message in stderr (rich wraps it to the width; it is unwrapped here)."""
-    assert "Traceback" not in err
-    assert err.count("error:") == 1, err
-    return " ".join(err[err.index("error:") :].split())
-
-
-def question(video_path, home, *more: str) -> list[str]:
-    """`--home HOME run --video V --question What? --overview-frames 4 MORE...`"""
-    run = ["run", "--video", str(video_path), "--question", "What?", "--overview-frames", "4"]
-    return ["--home", str(home), *run, *more]
 
 
 def test_version_is_printed(capsys):

@@ -13,7 +13,7 @@ import pytest
 from evals.records import SampleLog, sample_to_json
 from evals.spec import EvalSpec
 from tests.parity.data import reference
-from tests.parity.test_parity_mc import videomme_sample
+from tests.support.reference_samples import videomme_sample
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,7 +16,6 @@ from evals.sample import Sample
 from evals.shards import Shard
 from graphs.store.sqlite_board import Board
 from testing.scripted import ScriptedServer
-from tests.evals.test_kill_loop import kill_at_random_points
 from tests.support.harness import (
     Oracle,
     accounting,
@@ -29,6 +28,7 @@ from tests.support.harness import (
     results,
     run_cli,
 )
+from tests.support.kills import kill_at_random_points
 
 VOLATILE_SAMPLE = ("trace_id", "cost")  # a run's own ids and timings
 VOLATILE_RESULTS = ("written_at", "costs", "versions", "git")

@@ -27,7 +27,7 @@ from evals.runner import evaluate
 from evals.sample import Sample
 from evals.spec import EvalSpec
 from evals.tasks import get_task
-from tests.evals.test_eval_runner import SMALL, OracleModel, needle_dir, oracle, spec_for  # noqa: F401
+from tests.support.needle_eval import OracleModel, oracle, spec_for
 
 REFERENCE = Path(__file__).parents[1] / "data" / "lmms_eval"
 PROVENANCE = json.loads((REFERENCE / "provenance.json").read_text())
@@ -178,7 +178,7 @@ def test_reference_hashes_every_doc_as_null_and_hashes_tasks_as_we_do():
         assert theirs["task_hashes"][task_name] == task_hash(lines)
 
 
-async def test_a_run_and_a_rescore_write_the_lmms_eval_layout(needle_dir, tmp_path):  # noqa: F811
+async def test_a_run_and_a_rescore_write_the_lmms_eval_layout(needle_dir, tmp_path):
     answers = oracle(needle_dir)
     wrong = set(list(answers)[:2])
     outcome = await evaluate(

@@ -16,17 +16,7 @@ from evals.spec import EvalSpec
 from evals.study_configs import STUDY_CONFIGS
 from evals.tasks import get_task
 from graphs.context import Context
-
-POINTS = [
-    Point("A", 100, 0.50),
-    Point("B", 100, 0.40),  # same cost as A, less accurate: dominated by A
-    Point("C", 200, 0.50),  # same accuracy as A, dearer: dominated by A
-    Point("D", 300, 0.70),
-    Point("E", 300, 0.70),  # identical to D: neither dominates, both on the front
-    Point("F", 400, 0.65),  # dearer and worse than D: the negative region
-    Point("G", 50, 0.30),  # cheapest
-    Point("H", math.nan, 0.90),  # no cost: on no front, dominating nothing
-]
+from tests.support.pareto import POINTS
 
 
 def test_doctests_pass():

@@ -9,7 +9,7 @@ import pytest
 from evals import pareto
 from evals.pareto import Point
 from evals.pareto_plot import plot
-from tests.evals.test_pareto import POINTS
+from tests.support.pareto import POINTS
 
 pytest.importorskip("matplotlib")
 

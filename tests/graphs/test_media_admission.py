@@ -16,7 +16,7 @@ from langgraph_sdk import get_sync_client
 
 from graphs.store.sqlite_board import Board
 from testing.scripted import ScriptedServer
-from tests.graphs.test_studio import langgraph_dev, reply
+from tests.support.studio import langgraph_dev, reply
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -19,7 +19,7 @@ import app
 from graphs.store.postgres.board import PostgresBoard
 from serving.launch import free_port
 from testing.scripted import ScriptedServer
-from tests.graphs.test_studio import ROOT, ask, reply
+from tests.support.studio import ROOT, ask, reply
 
 
 def test_the_postgres_config_serves_the_same_graphs_with_its_checkpointer():

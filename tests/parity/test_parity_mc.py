@@ -11,22 +11,7 @@ import pytest
 from evals.sample import Sample
 from evals.tasks import TASKS
 from tests.parity.data import disagreements, reference
-
-VIDEOMME_FIELDS = ("duration", "domain", "sub_category", "task_type")
-
-
-def videomme_sample(doc: dict) -> Sample:
-    return Sample(
-        doc["question_id"],
-        "",
-        "q",
-        "p",
-        "multiple_choice",
-        doc["answer"],
-        tuple(f"{x}. o" for x in "ABCD"),
-        doc["videoID"],
-        {f: doc[f] for f in VIDEOMME_FIELDS},
-    )
+from tests.support.reference_samples import videomme_sample
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,6 @@ on the real local server, once with its own template and once with a Thinking-st
 from __future__ import annotations
 
 import json
-import shutil
 
 import httpx
 import pytest
@@ -14,27 +13,13 @@ from agents.client.llm import OpenAIChatModel
 from agents.client.template_probe import generation_prompt
 from agents.protocol import THINK_PREFIX
 from agents.requests import ModelRequest, SamplingParams
-from serving.checkpoints import NANO_DIR
 from serving.launch import local_server
 from testing.scripted import ScriptedServer
+from tests.support.checkpoints import checkpoint
 
 transformers = pytest.importorskip("transformers")
 
 pytestmark = pytest.mark.integration
-
-GENERATION = "{%- if add_generation_prompt -%}\n  "
-INSTRUCT_PROMPT = GENERATION + "{{- '<|im_start|>assistant\n' -}}"  # a literal newline
-THINKING_PROMPT = GENERATION + "{{- '<|im_start|>assistant\n<think>\n' -}}"
-
-
-def checkpoint(folder, thinking: bool):
-    shutil.copytree(NANO_DIR, folder)
-    if thinking:
-        template = folder / "chat_template.jinja"
-        text = template.read_text()
-        assert text.count(INSTRUCT_PROMPT) == 1, "the nano template changed: update this test"
-        template.write_text(text.replace(INSTRUCT_PROMPT, THINKING_PROMPT))
-    return folder
 
 
 @pytest.mark.parametrize("thinking", [False, True], ids=["instruct", "thinking"])

@@ -30,14 +30,11 @@ from graphs.context import Context
 from graphs.store.sqlite_board import Board
 from testing.scripted import ScriptedServer
 from tests.parity import release_episodes as E
+from tests.support.release import PIXEL_TOLERANCE
 
 RECORDED = json.loads((E.DATA / "eval_requests.json").read_text())
 IMAGES = RECORDED["images"]
 EPISODES = {e["id"]: e for e in RECORDED["episodes"]}
-# Two decoders (FFmpeg's YUV->RGB in torchcodec and in PyAV) and two bicubic resizes (torch's
-# antialiased kernel and PIL's) stand between the same video and the two JPEGs. Measured over
-# the 7,718 images of these episodes, their 8x8 means differ by at most 1 level (mean 0.007).
-PIXEL_TOLERANCE = {"max": 2, "mean": 0.25}
 
 
 def _digest(url: str) -> tuple[tuple[int, int], np.ndarray]:

@@ -33,8 +33,8 @@ from graphs.context import Context
 from graphs.runs.run import run_question
 from graphs.store.sqlite_board import Board
 from testing.scripted import Reply, ScriptedServer, role_of
-from tests.agents.protocols.test_release_protocol import PIXEL_TOLERANCE
 from tests.parity import release_episodes as E
+from tests.support.release import PIXEL_TOLERANCE
 from training.sft_data import paravt_prompts
 
 RECORDED = json.loads((E.DATA / "rl_requests.json").read_text())

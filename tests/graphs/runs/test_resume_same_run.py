@@ -10,7 +10,7 @@ import pytest
 
 from graphs.store.sqlite_board import Board
 from testing.scripted import Reply, ScriptedServer
-from tests.cli.test_cli_errors import cli, one_message, question
+from tests.support.app_cli import cli, one_message, question
 
 ANSWER = "I see it.</think><answer>A</answer>"
 

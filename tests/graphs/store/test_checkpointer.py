@@ -11,8 +11,8 @@ import pytest
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from graphs.store.checkpointer import open_checkpointer
-from tests.graphs.test_graph import ask, tool_responses
 from tests.support.fakes import ScriptedModel, calls, endpoint_down
+from tests.support.graph import ask, tool_responses
 
 
 async def test_a_failed_run_resumes_from_the_reopened_file(tmp_path, needle_video, board):

@@ -18,7 +18,7 @@ import pytest
 
 from graphs.store.sqlite_board import Board
 from testing.scripted import ScriptedServer, role_of, turn_of
-from tests.cli.test_cli_errors import cli, one_message
+from tests.support.app_cli import cli, one_message
 from tests.support.fakes import calls
 
 _WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "ALTER", "PRAGMA USER_VERSION")

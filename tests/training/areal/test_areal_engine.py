@@ -25,10 +25,10 @@ from PIL import Image  # noqa: E402
 
 from graphs.context import Context  # noqa: E402
 from graphs.store.sqlite_board import Board  # noqa: E402
-from serving.engine import ChatRenderer, ensure_tiny_model  # noqa: E402
+from serving.engine import ensure_tiny_model  # noqa: E402
+from tests.support.areal import CALLS, data_of  # noqa: E402
 from training.areal import engine as areal_engine  # noqa: E402
 from training.para_grpo import ParaGRPOConfig  # noqa: E402
-from training.rollout import needle_prompts  # noqa: E402
 
 
 @dataclass
@@ -65,15 +65,6 @@ class ModelResponse:  # areal.api.io_struct.ModelResponse (1.0.4), the fields th
     stop_reason: str = "stop"
 
 
-CALLS = (
-    "The shape is small.\n</think>\n"
-    '<tool_call>\n{"name": "crop_video", "arguments": {"start_time": 0, "end_time": 10}}\n'
-    "</tool_call>\n"
-    '<tool_call>\n{"name": "crop_video", "arguments": {"start_time": 10, "end_time": 20}}\n'
-    "</tool_call>"
-)
-
-
 class FakeEngine:
     """Writes two crop calls, then a note per window, then an answer: by call order, as an
     engine sees only ids. Every token gets log-prob -0.01 * its position, version 7."""
@@ -96,28 +87,6 @@ class FakeEngine:
                                  [7] * len(ids))  # fmt: skip
         self.responses.append(response)
         return response
-
-
-@pytest.fixture(scope="module")
-def renderer():
-    from transformers import AutoConfig, AutoImageProcessor, AutoTokenizer
-
-    model = ensure_tiny_model(seed=0)
-    return ChatRenderer(AutoTokenizer.from_pretrained(model),
-                        AutoImageProcessor.from_pretrained(model),
-                        AutoConfig.from_pretrained(model).image_token_id)  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def prompt(tmp_path_factory):
-    prompts = needle_prompts(tmp_path_factory.mktemp("needles"), n_videos=1, duration=20.0)
-    return next(p for p in prompts if p.kind == "multiple_choice")
-
-
-def data_of(prompt) -> dict:
-    return {"id": prompt.id, "video": prompt.video, "question": prompt.question,
-            "target": prompt.target, "options": list(prompt.options), "kind": prompt.kind,
-            "prompt": prompt.prompt}  # fmt: skip
 
 
 SMALL = Context(overview_max_pixels=4096, crop_max_frames=2, crop_max_pixels=4096,

@@ -35,8 +35,9 @@ areal_data = importlib.import_module("areal.utils.data")
 executor = importlib.import_module("areal.infra.workflow_executor")
 remote = importlib.import_module("areal.infra.remote_inf_engine")
 
-# the engine workflow's tests' fixtures (a tiny model, one needle video) and crop calls
-from tests.training.areal.test_areal_engine import CALLS, data_of, prompt, renderer  # noqa: E402, F401
+# the engine workflow's crop calls and data rows (its fixtures, a tiny model's renderer and
+# one needle prompt, come from this folder's conftest.py)
+from tests.support.areal import CALLS, data_of  # noqa: E402
 from training.advantages import group_advantages  # noqa: E402
 from training.areal import engine as areal_engine  # noqa: E402
 from training.areal import launch as areal_launch  # noqa: E402
@@ -98,7 +99,7 @@ def workflow(tmp_path, **grpo):
     )  # fmt: skip
 
 
-def grouped(renderer, prompt, tmp_path, answers, **grpo):  # noqa: F811
+def grouped(renderer, prompt, tmp_path, answers, **grpo):
     """One prompt's group, run by AReaL's ``GroupedRolloutWorkflow``: the concatenated batch
     and the engine."""
     flow = workflow(tmp_path, **grpo)
@@ -113,8 +114,8 @@ def grouped(renderer, prompt, tmp_path, answers, **grpo):  # noqa: F811
 
 
 def test_a_group_passes_areal_s_checks_and_its_advantages_are_this_project_s(
-    renderer,  # noqa: F811 (the imported fixtures, by name)
-    prompt,  # noqa: F811
+    renderer,
+    prompt,
     tmp_path,
 ):
     wrong = next(o[0] for o in prompt.options if o[0] != prompt.target)
@@ -135,8 +136,8 @@ def test_a_group_passes_areal_s_checks_and_its_advantages_are_this_project_s(
 
 
 def test_sub_agent_rows_would_mix_prompts_on_areal_1_so_the_launcher_refuses_them(
-    renderer,  # noqa: F811
-    prompt,  # noqa: F811
+    renderer,
+    prompt,
     tmp_path,
 ):
     wrong = next(o[0] for o in prompt.options if o[0] != prompt.target)
@@ -206,11 +207,11 @@ def test_the_launcher_starts_areal_s_trainer_with_the_engine_workflow(
     environment,
     monkeypatch,
     tmp_path,
-    prompt,  # noqa: F811
+    prompt,
 ):
     import json
 
-    from tests.agents.client.test_template_probe import checkpoint
+    from tests.support.checkpoints import checkpoint
 
     # the rollout template must open <think> itself (the arm's Think Prefix, docs/areal.md)
     tokenizer = checkpoint(tmp_path / "rl-tokenizer", thinking=True)
