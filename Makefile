@@ -22,7 +22,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 # The AReaL path against released AReaL's own code (1.0.4's API without its GPU stack, in a
-# folder beside .venv that the tests append to sys.path): tests/test_areal_released.py.
+# folder beside .venv that the tests append to sys.path):
+# tests/training/areal/test_areal_released.py.
 AREAL_API = .areal-api
 $(AREAL_API)/.installed: requirements/areal-api.txt $(STAMP)
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --target $(AREAL_API) \
@@ -30,10 +31,12 @@ $(AREAL_API)/.installed: requirements/areal-api.txt $(STAMP)
 	touch $@
 
 test-areal: $(AREAL_API)/.installed
-	PARAVT_AREAL_API=$(CURDIR)/$(AREAL_API) $(BIN)/python -m pytest tests/test_areal_released.py
+	PARAVT_AREAL_API=$(CURDIR)/$(AREAL_API) $(BIN)/python -m pytest \
+		tests/training/areal/test_areal_released.py
 
 # The serve flags against released SGLang's and its router's own argument parsers (sglang 0.5.23
-# and smg 1.13.0 without their GPU stack, in a folder beside .venv): tests/test_sglang_released.py.
+# and smg 1.13.0 without their GPU stack, in a folder beside .venv):
+# tests/serving/test_sglang_released.py.
 SGLANG_API = .sglang-api
 $(SGLANG_API)/.installed: requirements/sglang-api.txt $(STAMP)
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --target $(SGLANG_API) \
@@ -41,7 +44,8 @@ $(SGLANG_API)/.installed: requirements/sglang-api.txt $(STAMP)
 	touch $@
 
 test-sglang: $(SGLANG_API)/.installed
-	PARAVT_SGLANG_API=$(CURDIR)/$(SGLANG_API) $(BIN)/python -m pytest tests/test_sglang_released.py
+	PARAVT_SGLANG_API=$(CURDIR)/$(SGLANG_API) $(BIN)/python -m pytest \
+		tests/serving/test_sglang_released.py
 # lmms-eval with this project as its `paravt` model, in an environment of its own beside .venv
 # (docs/lmms-eval.md says why): pip puts the machine's CPU torch in first, then uv resolves
 # lmms-eval and this checkout around it, with requirements/lmms-eval-overrides.txt leaving
@@ -57,7 +61,8 @@ $(LMMS_VENV)/.installed: requirements/lmms-eval.txt requirements/lmms-eval-overr
 lmms-env: $(LMMS_VENV)/.installed
 
 test-lmms: $(LMMS_VENV)/.installed
-	PARAVT_LMMS_REQUIRED=1 $(BIN)/python -m pytest tests/test_lmms_env.py tests/test_lmms_eval_cli.py
+	PARAVT_LMMS_REQUIRED=1 $(BIN)/python -m pytest tests/lmms_plugin/test_lmms_env.py \
+		tests/lmms_plugin/test_lmms_eval_cli.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -38,7 +38,7 @@ def make_inputs(work: Path) -> dict[str, Path]:
     import numpy as np
 
     from agents.synthetic import make_video
-    from tests.harness import faststart
+    from tests.support.harness import faststart
 
     good = Path(make_video(work / "good.mp4", seed=1, duration=60.0, fps=4.0).path)
     corrupt = work / "corrupt.mp4"

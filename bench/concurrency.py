@@ -27,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVER_ARGS = ["--latency", "0.05", "--responder", "tests.harness:crop_then_answer"]
+SERVER_ARGS = ["--latency", "0.05", "--responder", "tests.support.harness:crop_then_answer"]
 sys.path.insert(0, str(ROOT))
 
 RESULT = Path(__file__).with_suffix(".json")

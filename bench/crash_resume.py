@@ -1,6 +1,6 @@
 """`kill -9` of a batch eval, again and again, then a run to the end: is anything lost?
 
-The long version of tests/test_kill_loop.py: 180 needle samples (a crop, two sub-agents and
+The long version of tests/evals/test_kill_loop.py: 180 needle samples (a crop, two sub-agents and
 an answer each) through `app.py eval run` against the scripted server, killed `--kills`
 times at random moments after it starts sending requests; every third kill also tears the
 last line of samples.jsonl, as a crash mid-write would. Then one run to the end, compared
@@ -50,7 +50,7 @@ def main() -> None:
     args = parser.parse_args()
     from graphs.store.sqlite_board import Board
     from testing.scripted import ScriptedServer
-    from tests.harness import (
+    from tests.support.harness import (
         Oracle,
         accounting,
         app_env,

@@ -1,6 +1,6 @@
 """Endpoint faults at 50%: is a fault ever scored, and do reruns complete the set?
 
-The long version of tests/test_fault_injection.py: `app.py eval run` on needle samples (a
+The long version of tests/testing/test_fault_injection.py: `app.py eval run` on needle samples (a
 crop, two sub-agents and an answer each) against the scripted server, which answers
 `--rate` of the requests with a 500, a 429, a hang past the client's timeout, a dropped
 connection or a non-JSON 200 (testing/faults.py, the kinds in turn), the rest correctly.
@@ -36,7 +36,7 @@ def main() -> None:
     args = parser.parse_args()
     from testing.faults import FaultInjector
     from testing.scripted import ScriptedServer
-    from tests.harness import (
+    from tests.support.harness import (
         Oracle,
         accounting,
         app_env,

@@ -1,8 +1,8 @@
 """Fuzzing the output parser and every task's scorer with model-like garbage.
 
 `agents.protocol.parse`, and each task's `score` under each of its profiles (through
-`evals.tasks.TASKS`, on generic samples the profile accepts: tests/fuzz_targets.py), get
-the same seeded strings (tests/fuzz_strings.py). Targets: nothing raises, every score is a
+`evals.tasks.TASKS`, on generic samples the profile accepts: tests/support/fuzz_targets.py), get
+the same seeded strings (tests/support/fuzz_strings.py). Targets: nothing raises, every score is a
 mapping of finite numbers. Each target runs in its own process under a time budget; one
 that hits it (a pathological input can make a regex run for minutes) reports how far it
 got and its slowest call.
@@ -30,8 +30,14 @@ RESULT = Path(__file__).with_suffix(".json")
 
 def child(target_name: str, n: int, seed: int, progress: Path) -> dict:
     """Fuzz one target in this process; write progress as it goes, return the figures."""
-    from tests.fuzz_strings import fuzz_strings
-    from tests.fuzz_targets import bad_metrics, bad_parse, fuzz, parser_target, scorer_targets
+    from tests.support.fuzz_strings import fuzz_strings
+    from tests.support.fuzz_targets import (
+        bad_metrics,
+        bad_parse,
+        fuzz,
+        parser_target,
+        scorer_targets,
+    )
 
     if target_name == "parser":
         target, check = parser_target, bad_parse
@@ -89,7 +95,7 @@ def main() -> None:
         print(json.dumps(child(args.child, args.strings, args.seed, args.progress)))
         return
     from evals.tasks import TASKS
-    from tests.fuzz_targets import accepted_samples
+    from tests.support.fuzz_targets import accepted_samples
 
     report = {"strings": args.strings, "seed": args.seed, "targets": {}, "refused": {}}
     names = ["parser"]

@@ -2,7 +2,7 @@
 
 Written before paravt-nano was trained on varied wording, and kept out of its training: the
 training grammar (``training/nano/phrasing.py``) never produces one of these templates
-(``tests/test_nano_phrasing.py`` checks it), and nothing under ``training/`` reads this file.
+(``tests/bench/test_nano_phrasing.py`` checks it), and nothing under ``training/`` reads this file.
 The videos are the needle benchmark's test split (seeds from 1,000,000), which no training
 step reads either.
 

@@ -12,7 +12,7 @@
    wall time minus a bare replay of its HTTP requests) with the board and checkpoints in
    PostgreSQL against SQLite. Target: at most 1.2x.
 
-PostgreSQL is a throwaway cluster on 127.0.0.1 (tests/pg_cluster.py, Debian's server with
+PostgreSQL is a throwaway cluster on 127.0.0.1 (tests/support/pg_cluster.py, Debian's server with
 its default durability: fsync and synchronous commit on).
 
     python bench/scale_out.py [--runs 15]   # writes bench/scale_out.json
@@ -37,7 +37,7 @@ from run_overhead import measure, responder  # noqa: E402
 
 from graphs.runs import event_loop  # noqa: E402
 from testing.scripted import role_of, scripted_process, turn_of  # noqa: E402
-from tests.pg_cluster import start_cluster, stop_cluster  # noqa: E402
+from tests.support.pg_cluster import start_cluster, stop_cluster  # noqa: E402
 
 NEEDLE = {"n_videos": 16, "max_minutes": 1}
 CONTEXT = {"overview_frames": 8, "crop_max_frames": 16, "max_turns": 1}

@@ -22,7 +22,7 @@ TOKEN_PIXELS = 32
 FRAME_TEXT_TOKENS = 8
 #: The text of a first main-agent turn (system prompt, tool schema, a short question) and of
 #: a sub-agent request: floors (paravt-nano's tokenizer counts 312 and 83 for the demo
-#: question; tests/test_budget.py checks them against the server), so no run that would fit
+#: question; tests/graphs/test_budget.py checks them against the server), so no run that would fit
 #: is refused.
 MAIN_TEXT_TOKENS = 300
 SUB_TEXT_TOKENS = 80

@@ -9,7 +9,7 @@ overview frames) listens where a single server would, so clients see one endpoin
 
 Why not ``smg serve --dp-size N``, which starts both: with SGLang 0.5.23 installed, SGLang's
 own ``--dp-size`` replaces smg 1.13.0's of the same name and ``smg serve`` stops on a missing
-``data_parallel_size``; tests/test_sglang_released.py checks both command lines against the
+``data_parallel_size``; tests/serving/test_sglang_released.py checks both command lines against the
 released parsers. Nor SGLang's built-in ``--dp-size`` controller: SGLang recommends the
 router for data parallelism.
 """

@@ -23,7 +23,7 @@ def needle_video(tmp_path_factory) -> SyntheticVideo:  # noqa: F821
 @pytest.fixture(scope="session")
 def clip(tmp_path_factory) -> bytes:
     """One tiny real mp4 (64x64, 2 s); the loader tests copy it wherever a video belongs."""
-    from tests.downloads import make_clip
+    from tests.support.downloads import make_clip
 
     return make_clip(tmp_path_factory.mktemp("clip"))
 
@@ -38,7 +38,7 @@ def board(tmp_path: Path):
 
 
 def _postgres_missing() -> str | None:
-    from tests.pg_cluster import server_bin
+    from tests.support.pg_cluster import server_bin
 
     if server_bin() is None:
         return "PostgreSQL's server is not installed (Debian: apt-get install postgresql)"
@@ -61,9 +61,9 @@ def need_postgres() -> None:
 
 @pytest.fixture(scope="session")
 def pg_cluster():
-    """A throwaway PostgreSQL cluster for the session (tests/pg_cluster.py)."""
+    """A throwaway PostgreSQL cluster for the session (tests/support/pg_cluster.py)."""
     need_postgres()
-    from tests.pg_cluster import start_cluster, stop_cluster
+    from tests.support.pg_cluster import start_cluster, stop_cluster
 
     cluster = start_cluster()
     yield cluster
@@ -80,7 +80,7 @@ def pg_url(pg_cluster) -> str:
 def own_cluster():
     """A cluster of this test's own, which it may stop and restart."""
     need_postgres()
-    from tests.pg_cluster import start_cluster, stop_cluster
+    from tests.support.pg_cluster import start_cluster, stop_cluster
 
     cluster = start_cluster()
     yield cluster

@@ -4,8 +4,8 @@ TRL's vision collator needs a ``ProcessorMixin``, and Qwen3-VL's processor canno
 without torchvision (its video processor needs it). This collator needs only the tokenizer
 and the image processor, and builds the ids exactly as ``serving.engine.LocalVLM.build_prompt``
 does at inference: render the chat template, tokenize without special tokens, then repeat
-each ``<|image_pad|>`` once per visual token of its image. ``tests/test_sft_data.py`` proves
-the parity against the engine itself.
+each ``<|image_pad|>`` once per visual token of its image.
+``tests/training/test_sft_data.py`` proves the parity against the engine itself.
 
 Labels keep the tokens inside the template's ``{% generation %}`` blocks (the assistant's
 content and its ``<|im_end|>``) and mask everything else with -100, visual tokens included.

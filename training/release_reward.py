@@ -6,7 +6,7 @@ its defects are kept on purpose (reference/paravt-recipe.md lists them). The rel
 the decoded *generated* tokens of the main agent's turns, joined: no prefilled
 ``<think>\\n``, no tool responses, each turn ending with ``<|im_end|>`` when the decode
 keeps it. :func:`release_text` builds that text from an episode's turns.
-``tests/test_parity_rewards.py`` proves agreement with the release's own code on the
+``tests/parity/test_parity_rewards.py`` proves agreement with the release's own code on the
 reward corpus, on every reply where the release does not raise (it raises on an interval
 such as "12.4, 20.0.", where float("20.0.") fails; here that gives accuracy 0).
 """

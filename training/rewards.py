@@ -10,7 +10,7 @@ turns from generated text and return one float per completion, or None ("cannot 
   benchmark reports, read by :func:`agents.scoring.extract.extract_answer` (its docstring
   states the rules for answers outside the grammar). Rewards are never rounded.
 - ``"release"``: the ParaVT release's ``compose_reward`` bit for bit
-  (:mod:`training.release_reward`, proven by tests/test_parity_rewards.py), defects and its
+  (:mod:`training.release_reward`, proven by tests/parity/test_parity_rewards.py), defects and its
   own answer extraction and matching included, on the text the release sees: the generated
   turns joined, prefill and tool responses unseen.
 

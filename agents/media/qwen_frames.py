@@ -7,7 +7,7 @@ against the CPU torch these machines carry, so its rules are restated here as ar
 a video's frame count and frame rate, fed by the decoder the project trusts (`agents.media.video`).
 `tests/data/parity/qwen_frames.json` holds the library's own outputs over many video sizes,
 durations, frame rates, windows and pixel budgets (recorded with the library itself, see
-`tests/parity/record_qwen_frames.py`); `tests/agents/test_qwen_frames.py` holds this module
+`tests/parity/record_qwen_frames.py`); `tests/agents/media/test_qwen_frames.py` holds this module
 to them.
 
     >>> plan = fetch_plan(total_frames=600, fps=30.0, width=320, height=240, nframes=64)

@@ -12,8 +12,8 @@ Its two readers differ from this project's grammar (`agents.protocol`) and from 
 
 Times are read as the driver's ``parse_time_val`` reads them: numbers, numeric strings,
 ``mm:ss`` and ``hh:mm:ss``; anything else is 0. `tests/data/parity/release_calls.json` holds
-the release's own outputs on a corpus of turns; `tests/test_release_calls.py` holds these
-readers to them.
+the release's own outputs on a corpus of turns; `tests/agents/protocols/test_release_calls.py`
+holds these readers to them.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@ driver's system prompts, tool schema, question instructions and forced-answer te
 workflow's tools message and crop_video sub-agent prompt.
 
 These are wire data, not prose of this project: a checkpoint trained or evaluated on them is
-shown exactly these bytes, so they are kept verbatim (``tests/test_release_protocol.py``
-holds every request built from them to the requests the release's own code builds).
+shown exactly these bytes, so they are kept verbatim
+(``tests/agents/protocols/test_release_protocol.py`` holds every request built from them to
+the requests the release's own code builds).
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ evaluates, in the release's Hugging Face schema and in this project's on-disk fo
 scripted model replies of each episode.
 
 Shared by `tests/parity/record_release_requests.py` (which runs the release's own driver on
-them) and `tests/test_release_protocol.py` (which runs this project on them). Standard library
-only: the recorder runs under another Python.
+them) and `tests/agents/protocols/test_release_protocol.py` (which runs this project on them).
+Standard library only: the recorder runs under another Python.
 """
 
 from __future__ import annotations

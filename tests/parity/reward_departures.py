@@ -6,7 +6,8 @@ The release's values are its own outputs (tests/data/parity/rewards_<recipe>.jso
 default's are :func:`training.rewards.total_reward` with the paper profile and the recipe's
 weights, on the same episode (each turn with its prefill, the tool record from the calls the
 episode made). Each differing part gets a reason from :data:`REASONS`, the first whose test
-holds; tests/test_reward_departures.py checks the table is current and every row explained.
+holds; tests/parity/test_reward_departures.py checks the table is current and every row
+explained.
 """
 
 from __future__ import annotations

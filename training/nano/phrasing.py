@@ -4,7 +4,7 @@ A question is drawn as an intent (``training.nano.intents``), a wording of it (a
 below, a question or an imperative), words around it, a casing (as written, lower case,
 upper case), with or without its closing mark, and with four options or none. The held-out
 phrasing set (``bench/nano_phrasings.py``) was written before this grammar and is never
-produced by it (``tests/test_nano_phrasing.py``); nothing here reads it.
+produced by it (``tests/bench/test_nano_phrasing.py``); nothing here reads it.
 
 Slots: ``{shape}``, ``{colour}``, ``{needle}`` (``blue circle``), ``{one}`` (a needle named
 by its colour: ``blue one``, ``blue shape``, ``blue object``).
