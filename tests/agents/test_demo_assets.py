@@ -28,8 +28,11 @@ def test_the_demo_video_regenerates_from_its_seed_by_the_benchmark_rules(tmp_pat
     again, again_items = benchmark.generate(tmp_path, demo.seed)
     assert again.needles == demo.needles
     assert (again.duration, again.fps, again.width, again.height) == (
-        demo.duration, demo.fps, demo.width, demo.height,
-    )  # fmt: skip
+        demo.duration,
+        demo.fps,
+        demo.width,
+        demo.height,
+    )
     assert again_items == items
     assert [i.kind for i in items] == ["multiple_choice", "grounding", "open_ended"]
     assert _regenerate_script().demo_seed() == demo.seed, "the first seed that qualifies"

@@ -9,9 +9,16 @@ from evals.scorers import mmvu
 from tests.support.fakes import ScriptedModel
 
 SAMPLE = Sample(
-    "7", "", "Which ray?", "p", "multiple_choice", "B", ("A. x ray", "B. gamma ray"),
-    cluster="videos/Art/7.mp4", extra={"choices": {"A": "x ray", "B": "gamma ray"}},
-)  # fmt: skip
+    "7",
+    "",
+    "Which ray?",
+    "p",
+    "multiple_choice",
+    "B",
+    ("A. x ray", "B. gamma ray"),
+    cluster="videos/Art/7.mp4",
+    extra={"choices": {"A": "x ray", "B": "gamma ray"}},
+)
 
 
 async def test_the_official_judge_messages_go_out_as_the_judge_role():

@@ -58,18 +58,23 @@ async def test_roles_reach_a_fake_unchanged_when_every_template_is_reworded(
         graph = compile_graph(model, board)
         return model, graph
 
-    context = Context(overview_frames=2, overview_max_pixels=4096, crop_max_frames=2,
-                      crop_max_pixels=4096, board_mode="verified")  # fmt: skip
+    context = Context(
+        overview_frames=2,
+        overview_max_pixels=4096,
+        crop_max_frames=2,
+        crop_max_pixels=4096,
+        board_mode="verified",
+    )
     seen = []
     for reworded in (False, True):
         if reworded:
             reword_templates(monkeypatch)
         model, graph = run_roles()
-        result = await run_question(graph, board, video_path=needle_video.path,
-                                    question="Which colour?", context=context)  # fmt: skip
+        result = await run_question(
+            graph, board, video_path=needle_video.path, question="Which colour?", context=context
+        )
         assert result.answer == "A"
         seen.append(sorted((r.request.role, r.request.agent) for r in model.requests))
         texts = [json.dumps(r.messages) for r in model.requests]
         assert all((PREFIX in t) is reworded for t in texts)
-    assert seen[0] == seen[1] and {role for role, _ in seen[0]} == {"main", "sub_agent",
-                                                                    "verifier"}  # fmt: skip
+    assert seen[0] == seen[1] and {role for role, _ in seen[0]} == {"main", "sub_agent", "verifier"}

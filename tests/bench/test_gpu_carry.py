@@ -28,11 +28,13 @@ def test_the_image_list_pins_what_the_carry_must_not_replace():
 
 @pytest.mark.parametrize(
     ("line", "name"),
-    [("langgraph-checkpoint-sqlite==3.1.2", "langgraph-checkpoint-sqlite"),
-     ("Typing_Extensions>=4", "typing-extensions"),
-     ("uvloop==0.21; sys_platform != 'win32'", "uvloop"),
-     ("huggingface_hub[hf_xet]==1.33.0", "huggingface-hub")],
-)  # fmt: skip
+    [
+        ("langgraph-checkpoint-sqlite==3.1.2", "langgraph-checkpoint-sqlite"),
+        ("Typing_Extensions>=4", "typing-extensions"),
+        ("uvloop==0.21; sys_platform != 'win32'", "uvloop"),
+        ("huggingface_hub[hf_xet]==1.33.0", "huggingface-hub"),
+    ],
+)
 def test_requirement_names_compare_as_the_registry_does(line, name):
     assert gpu_carry.requirement_name(line) == name
 
@@ -48,8 +50,13 @@ def test_a_wheel_unpacks_as_an_installer_lays_it_out(tmp_path):
     gpu_carry.unpack(wheel, site)
     assert sorted(p.name for p in site.iterdir()) == ["demo", "demo-1.0.dist-info", "demo_extra.py"]
     probe = "import demo_extra, importlib.metadata as m; print(m.version('demo'), demo_extra.EXTRA)"
-    out = subprocess.run([sys.executable, "-c", probe], env={"PYTHONPATH": str(site)},
-                         capture_output=True, text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={"PYTHONPATH": str(site)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.split() == ["1.0", "2"]
 
 

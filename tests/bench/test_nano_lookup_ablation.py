@@ -32,9 +32,17 @@ def test_the_variants_change_the_depth_and_make_each_sighting_one_token():
 def test_a_short_run_scores_every_held_out_row_at_each_evaluation(tmp_path):
     ablation = _ablation()
     args = types.SimpleNamespace(
-        init=NANO, steps=2, every=1, warmup_steps=1, train_plans=3, held_plans=12,
-        text_layers=None, one_token_sightings=True, every_needle=True, json=tmp_path / "out.json",
-    )  # fmt: skip
+        init=NANO,
+        steps=2,
+        every=1,
+        warmup_steps=1,
+        train_plans=3,
+        held_plans=12,
+        text_layers=None,
+        one_token_sightings=True,
+        every_needle=True,
+        json=tmp_path / "out.json",
+    )
     report = ablation.run(args)
     json.dumps(report)
     assert [e["step"] for e in report["evals"]] == [1, 2]

@@ -67,8 +67,9 @@ def test_the_held_out_set_is_the_same_every_time_and_covers_every_cell():
     first, again = bench.held_out(videos, per_cell=4), bench.held_out(videos, per_cell=4)
     assert first == again
     cells = {(i.kind, bool(i.options)) for i in first}
-    assert cells == {(k, o) for k in bench.KINDS for o in (False, True)
-                     if o is False or k in bench.WITH_OPTIONS}  # fmt: skip
+    assert cells == {
+        (k, o) for k in bench.KINDS for o in (False, True) if o is False or k in bench.WITH_OPTIONS
+    }
     for item in first:
         if item.options:
             assert len(item.options) == 4 and item.letter in "ABCD"
@@ -76,8 +77,15 @@ def test_the_held_out_set_is_the_same_every_time_and_covers_every_cell():
 
 SPANS = ("from 10 to 14 seconds", "from 94 to 99 seconds")
 HONEST = "I can only see coloured shapes in this video"
-VIDEO = SyntheticVideo("v.mp4", 1_000_000, 120.0, 1.0, 128, 96, (
-    Needle(10.0, 14.0, "red", "square", ""), Needle(94.0, 99.0, "blue", "circle", "")))  # fmt: skip
+VIDEO = SyntheticVideo(
+    "v.mp4",
+    1_000_000,
+    120.0,
+    1.0,
+    128,
+    96,
+    (Needle(10.0, 14.0, "red", "square", ""), Needle(94.0, 99.0, "blue", "circle", "")),
+)
 
 
 @pytest.mark.parametrize(
@@ -95,11 +103,15 @@ VIDEO = SyntheticVideo("v.mp4", 1_000_000, 120.0, 1.0, 128, 96, (
         ("first", {}, "the blue circle", False),
         ("describe", {}, f"a red square {SPANS[0]}, then a blue circle {SPANS[1]}", True),
         ("describe", {}, "a blue circle, then a red square", False),
-        ("unanswerable", {}, f"{HONEST}: a red square {SPANS[0]}, then a blue circle {SPANS[1]}.",
-         True),
+        (
+            "unanswerable",
+            {},
+            f"{HONEST}: a red square {SPANS[0]}, then a blue circle {SPANS[1]}.",
+            True,
+        ),
         ("unanswerable", {}, "A man is speaking.", False),
     ],
-)  # fmt: skip
+)
 def test_a_words_answer_is_right_when_it_names_what_the_video_shows(kind, named, answer, right):
     bench = held_out()
     named = {"colour": None, "shape": None, **named}

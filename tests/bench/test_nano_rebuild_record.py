@@ -80,9 +80,19 @@ def test_a_build_without_timings_gets_one_line_saying_what_to_do(tmp_path):
     log = tmp_path / "time.log"
     log.write_text(TIME_REPORT)
     done = subprocess.run(
-        [sys.executable, str(BENCH / "nano_rebuild.py"), "--out", str(tmp_path / "none"),
-         "--time-log", str(log), "--json", str(tmp_path / "r.json")],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(BENCH / "nano_rebuild.py"),
+            "--out",
+            str(tmp_path / "none"),
+            "--time-log",
+            str(log),
+            "--json",
+            str(tmp_path / "r.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "timings.json: missing; run the whole rebuild under /usr/bin/time -v" in done.stderr

@@ -43,7 +43,9 @@ def test_a_folder_without_a_checkpoint_gets_what_to_do(tmp_path):
     script = Path(__file__).resolve().parents[2] / "bench" / "nano_recall_drill.py"
     done = subprocess.run(
         [sys.executable, str(script), "--init", str(tmp_path), "--json", str(tmp_path / "o.json")],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1 and "no checkpoint there" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "o.json").exists()

@@ -77,23 +77,87 @@ def test_no_credential_is_written_or_printed_anywhere(tmp_path, needle_video):
 
         for flag in ("-v", "--debug"):
             key = {"PARAVT_API_KEY": API_KEY}
-            assert cli(keyed, homes["key"], "--endpoint", keyed_url, flag, *run, "--question",
-                       "Colour?", **key).returncode == 0  # fmt: skip
-            cli(keyed, homes["key"], "--endpoint", keyed_url, flag, *run, "--question", "ECHO?",
-                **key)  # fmt: skip
-            assert cli(open_server, homes["password"], "--endpoint", with_password, flag, *run,
-                       "--question", "Colour?").returncode == 0  # fmt: skip
-            cli(open_server, homes["password"], "--endpoint", with_password, flag, *run,
-                "--question", "ECHO?")  # fmt: skip
+            assert (
+                cli(
+                    keyed,
+                    homes["key"],
+                    "--endpoint",
+                    keyed_url,
+                    flag,
+                    *run,
+                    "--question",
+                    "Colour?",
+                    **key,
+                ).returncode
+                == 0
+            )
+            cli(
+                keyed,
+                homes["key"],
+                "--endpoint",
+                keyed_url,
+                flag,
+                *run,
+                "--question",
+                "ECHO?",
+                **key,
+            )
+            assert (
+                cli(
+                    open_server,
+                    homes["password"],
+                    "--endpoint",
+                    with_password,
+                    flag,
+                    *run,
+                    "--question",
+                    "Colour?",
+                ).returncode
+                == 0
+            )
+            cli(
+                open_server,
+                homes["password"],
+                "--endpoint",
+                with_password,
+                flag,
+                *run,
+                "--question",
+                "ECHO?",
+            )
             dead = f"http://paravt:{URL_PASSWORD}@127.0.0.1:9/v1"
             cli(open_server, homes["password"], "--endpoint", dead, flag, *run, "--question", "Q?")
-            assert cli(open_server, homes["dotenv"], flag, *run, "--question", "Colour?",
-                       env_file=str(dotenv)).returncode == 0  # fmt: skip
+            assert (
+                cli(
+                    open_server,
+                    homes["dotenv"],
+                    flag,
+                    *run,
+                    "--question",
+                    "Colour?",
+                    env_file=str(dotenv),
+                ).returncode
+                == 0
+            )
         evals = tmp_path / "evals"
         options = [f"--option={k}={v}" for k, v in needle_options(1).items()]
-        cli(open_server, homes["dotenv"], "-v", "eval", "run", "--task", "needle", "--data-dir",
-            str(tmp_path / "needle"), "--out", str(evals), "--max-turns", "1", *options,
-            env_file=str(dotenv))  # fmt: skip
+        cli(
+            open_server,
+            homes["dotenv"],
+            "-v",
+            "eval",
+            "run",
+            "--task",
+            "needle",
+            "--data-dir",
+            str(tmp_path / "needle"),
+            "--out",
+            str(evals),
+            "--max-turns",
+            "1",
+            *options,
+            env_file=str(dotenv),
+        )
         exported = tmp_path / "exported"
         for name, home in homes.items():
             assert cli(open_server, home, "board").returncode == 0
@@ -113,8 +177,11 @@ def test_no_credential_is_written_or_printed_anywhere(tmp_path, needle_video):
         for data in [_all_bytes(path)]
     }
     assert {k: v for k, v in found.items() if v} == {}
-    echoed = [line for line in (exported / "password.jsonl").read_text().splitlines()
-              if "refused Authorization: ***" in line]  # fmt: skip
+    echoed = [
+        line
+        for line in (exported / "password.jsonl").read_text().splitlines()
+        if "refused Authorization: ***" in line
+    ]
     assert echoed, "the echoing server's error is stored, masked"
     said = "\n".join(printed)
     assert "paravt:***@" in said and "***" in said  # the runs did show the masked forms
@@ -139,9 +206,14 @@ def test_a_langgraph_server_keeps_no_credential_in_its_state_logs_or_files(tmp_p
             states = []
             for text in ("Colour?", "ECHO?"):
                 thread = client.threads.create()["thread_id"]
-                client.runs.wait(thread, "paravt", input={"messages": [
-                    {"type": "human", "content": f"{needle_video.path} {text}"}]},
-                    raise_error=False)  # fmt: skip
+                client.runs.wait(
+                    thread,
+                    "paravt",
+                    input={
+                        "messages": [{"type": "human", "content": f"{needle_video.path} {text}"}]
+                    },
+                    raise_error=False,
+                )
                 states.append(str(client.threads.get_state(thread)))
                 states.append(str(client.runs.list(thread)))
     assert any(a.startswith("Basic ") for a in model.authorizations)

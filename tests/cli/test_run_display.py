@@ -30,9 +30,13 @@ async def test_turns_and_notes_are_shown_as_they_land(needle_video, board, board
     display = RunDisplay(Console(file=out, width=200))
     graph = compile_graph(model, board, checkpointer=InMemorySaver())
     result = await run_question(
-        graph, board, video_path=needle_video.path, question="Colour?",
-        context=Context(**SMALL, board_mode=board_mode), on_update=display,
-    )  # fmt: skip
+        graph,
+        board,
+        video_path=needle_video.path,
+        question="Colour?",
+        context=Context(**SMALL, board_mode=board_mode),
+        on_update=display,
+    )
     assert result.status == "answered"
     lines = out.getvalue().splitlines()
     shown = [line.split(":")[0].split(" (")[0] for line in lines]
@@ -58,9 +62,14 @@ def test_a_note_is_one_line_coloured_only_on_a_colour_terminal_and_never_with_co
     console = Console(file=out, width=200, force_terminal=colour, color_system="standard")
     display = RunDisplay(console if colour else Console(file=out, width=200))
     result = {
-        "turn": 0, "index": 2, "start": 10.0, "end": 20.0, "timestamps": [10.0, 15.0],
-        "verdict": None, "content": "a red\r circle\x07 [cyan]x[/cyan]\tend",
-    }  # fmt: skip
+        "turn": 0,
+        "index": 2,
+        "start": 10.0,
+        "end": 20.0,
+        "timestamps": [10.0, 15.0],
+        "verdict": None,
+        "content": "a red\r circle\x07 [cyan]x[/cyan]\tend",
+    }
     display("sub_agent", {"model_calls": [], "tool_results": [result]})
     label = "\x1b[36msub-agent\x1b[0m" if colour else "sub-agent"
     assert out.getvalue() == f"{label} #2 10-20 s (2 frames): a red circle [cyan]x[/cyan]\tend\n"

@@ -88,8 +88,9 @@ def test_replies_without_metrics_are_scored_again_by_rescore(tmp_path):
     folder = run_folder(tmp_path / "out")
     log = folder / "samples.jsonl"
     lines = [json.loads(x) for x in log.read_text().splitlines()]
-    log.write_text("".join(json.dumps({k: v for k, v in x.items() if k != "metrics"}) + "\n"
-                           for x in lines))  # fmt: skip
+    log.write_text(
+        "".join(json.dumps({k: v for k, v in x.items() if k != "metrics"}) + "\n" for x in lines)
+    )
     rescore = run_cli(app_command("eval", "rescore", str(folder), "--profile", "official"), env)
     assert rescore.returncode == 0 and "not read" not in rescore.stderr, rescore.stderr
     assert results(folder)["counts"]["scored"] == len(samples)

@@ -30,11 +30,18 @@ def test_mlvu_official_irregular_records_load_as_qa_template_reads_them(tmp_path
     assert len(by_id) == 11
     targets = {sid: s.target for sid, s in by_id.items()}
     assert targets == {
-        "plotQA_0": "A", "plotQA_1": "B", "plotQA_2": "C",  # official 0, 23, 335
-        "needle_0": "A", "needle_1": "@", "needle_2": "@",  # official 0, 34, 338
-        "ego_0": "A", "ego_1": "C", "ego_2": "D",  # official 0, 119, 313
-        "topic_reasoning_0": "A", "topic_reasoning_1": "D",  # official 0, 26
-    }  # fmt: skip
+        "plotQA_0": "A",
+        "plotQA_1": "B",
+        "plotQA_2": "C",  # official 0, 23, 335
+        "needle_0": "A",
+        "needle_1": "@",
+        "needle_2": "@",  # official 0, 34, 338
+        "ego_0": "A",
+        "ego_1": "C",
+        "ego_2": "D",  # official 0, 119, 313
+        "topic_reasoning_0": "A",
+        "topic_reasoning_1": "D",  # official 0, 26
+    }
     assert by_id["ego_1"].options == (
         "A. In the garage",
         "B. In the toolbox",
@@ -46,8 +53,13 @@ def test_mlvu_official_irregular_records_load_as_qa_template_reads_them(tmp_path
     assert blank.prompt == "Question: \nOptions:\n(A) \n(B) \n(C) \n(D)\nOnly give the best option."
     irregular = {n["id"]: n["reason"] for n in result.notes["irregular"]}
     assert set(irregular) == {
-        "plotQA_2", "needle_1", "needle_2", "ego_1", "ego_2", "topic_reasoning_1",
-    }  # fmt: skip
+        "plotQA_2",
+        "needle_1",
+        "needle_2",
+        "ego_1",
+        "ego_2",
+        "topic_reasoning_1",
+    }
     assert "is not among the candidates" in irregular["needle_1"]
     assert irregular["ego_1"] == "answer is blank and matches blank candidate C"
     assert irregular["topic_reasoning_1"].startswith(
@@ -80,8 +92,13 @@ def test_slidevqa_null_answer_is_not_answerable(tmp_path):
     pa = pytest.importorskip("pyarrow")
     image = {"bytes": png(), "path": None}  # a tiny real PNG, as HF stores an Image feature
     page = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
-    fields = [("qa_id", pa.int64()), ("question", pa.string()), ("answer", pa.string()),
-              ("evidence_pages", pa.list_(pa.int64())), ("deck_name", pa.string())]  # fmt: skip
+    fields = [
+        ("qa_id", pa.int64()),
+        ("question", pa.string()),
+        ("answer", pa.string()),
+        ("evidence_pages", pa.list_(pa.int64())),
+        ("deck_name", pa.string()),
+    ]
     schema = pa.schema(fields + [(f"page_{n}", page) for n in range(1, 21)])
     base = {"deck_name": "deck-a", "evidence_pages": [1], "page_1": image}
     rows = [

@@ -14,29 +14,72 @@ from tests.support.downloads import place, problems, stage, write_parquet
 # ----------------------------------------------------------------------------- VideoMME
 
 VIDEOMME_ROWS = [
-    {"video_id": "001", "duration": "short", "domain": "Life Record", "sub_category": "Food",
-     "url": "https://www.youtube.com/watch?v=fFjv93ACGo8", "videoID": "fFjv93ACGo8",
-     "question_id": "001-1", "task_type": "Counting Problem",
-     "question": "How many eggs are used?", "options": ["A. 1.", "B. 2.", "C. 3.", "D. 4."],
-     "answer": "C"},
-    {"video_id": "001", "duration": "short", "domain": "Life Record", "sub_category": "Food",
-     "url": "https://www.youtube.com/watch?v=fFjv93ACGo8", "videoID": "fFjv93ACGo8",
-     "question_id": "001-2", "task_type": "Object Recognition",
-     "question": "What is baked?", "options": ["A. Bread.", "B. Cake.", "C. Pie.", "D. Pizza."],
-     "answer": "A"},
-    {"video_id": "002", "duration": "long", "domain": "Knowledge", "sub_category": "Astronomy",
-     "url": "https://www.youtube.com/watch?v=-2PpQnAvzyk", "videoID": "-2PpQnAvzyk",
-     "question_id": "002-1", "task_type": "Information Synopsis",
-     "question": "What is the video about?",
-     "options": ["A. Mars.", "B. Venus.", "C. Jupiter.", "D. Saturn."], "answer": "D"},
-    {"video_id": "003", "duration": "medium", "domain": "Knowledge", "sub_category": "Law",
-     "url": "", "videoID": "Zq3Fb4pXn0M", "question_id": "003-1", "task_type": "OCR Problems",
-     "question": "Which law is cited?", "options": ["A. 1", "B. 2", "C. 3", "D. 4"],
-     "answer": "E"},
-    {"video_id": "003", "duration": "medium", "domain": "Knowledge", "sub_category": "Law",
-     "url": "", "videoID": "Zq3Fb4pXn0M", "question_id": "003-2", "task_type": "OCR Problems",
-     "question": None, "options": ["A. 1", "B. 2", "C. 3", "D. 4"], "answer": "A"},
-]  # fmt: skip
+    {
+        "video_id": "001",
+        "duration": "short",
+        "domain": "Life Record",
+        "sub_category": "Food",
+        "url": "https://www.youtube.com/watch?v=fFjv93ACGo8",
+        "videoID": "fFjv93ACGo8",
+        "question_id": "001-1",
+        "task_type": "Counting Problem",
+        "question": "How many eggs are used?",
+        "options": ["A. 1.", "B. 2.", "C. 3.", "D. 4."],
+        "answer": "C",
+    },
+    {
+        "video_id": "001",
+        "duration": "short",
+        "domain": "Life Record",
+        "sub_category": "Food",
+        "url": "https://www.youtube.com/watch?v=fFjv93ACGo8",
+        "videoID": "fFjv93ACGo8",
+        "question_id": "001-2",
+        "task_type": "Object Recognition",
+        "question": "What is baked?",
+        "options": ["A. Bread.", "B. Cake.", "C. Pie.", "D. Pizza."],
+        "answer": "A",
+    },
+    {
+        "video_id": "002",
+        "duration": "long",
+        "domain": "Knowledge",
+        "sub_category": "Astronomy",
+        "url": "https://www.youtube.com/watch?v=-2PpQnAvzyk",
+        "videoID": "-2PpQnAvzyk",
+        "question_id": "002-1",
+        "task_type": "Information Synopsis",
+        "question": "What is the video about?",
+        "options": ["A. Mars.", "B. Venus.", "C. Jupiter.", "D. Saturn."],
+        "answer": "D",
+    },
+    {
+        "video_id": "003",
+        "duration": "medium",
+        "domain": "Knowledge",
+        "sub_category": "Law",
+        "url": "",
+        "videoID": "Zq3Fb4pXn0M",
+        "question_id": "003-1",
+        "task_type": "OCR Problems",
+        "question": "Which law is cited?",
+        "options": ["A. 1", "B. 2", "C. 3", "D. 4"],
+        "answer": "E",
+    },
+    {
+        "video_id": "003",
+        "duration": "medium",
+        "domain": "Knowledge",
+        "sub_category": "Law",
+        "url": "",
+        "videoID": "Zq3Fb4pXn0M",
+        "question_id": "003-2",
+        "task_type": "OCR Problems",
+        "question": None,
+        "options": ["A. 1", "B. 2", "C. 3", "D. 4"],
+        "answer": "A",
+    },
+]
 
 
 @pytest.fixture
@@ -188,16 +231,36 @@ def test_mlvu_generation_tasks_only_on_request(tmp_path):
 
 
 MLVU_ROWS = [
-    {"video_name": "movie101_66.mp4", "duration": 246.0, "task_type": "plotQA", "answer": "C",
-     "question": "What color is the main male character in the video?\n"
-                 "(A) Yellow\n(B) Red\n(C) Green\n(D) Blue"},
-    {"video_name": "needle_32.mp4", "duration": 468.0, "task_type": "needle", "answer": "(B)",
-     "question": "Question: What does the hand do?\nOptions:\n(A) Waves\n(B) Delivers a product"},
-    {"video_name": "count_7.mp4", "duration": 300.0, "task_type": "count", "answer": "E",
-     "question": "How many times?\n(A) 1\n(B) 2"},
-    {"video_name": "subPlot_1.mp4", "duration": 600.0, "task_type": "subPlot", "answer": "x",
-     "question": "Describe the scene."},
-]  # fmt: skip
+    {
+        "video_name": "movie101_66.mp4",
+        "duration": 246.0,
+        "task_type": "plotQA",
+        "answer": "C",
+        "question": "What color is the main male character in the video?\n"
+        "(A) Yellow\n(B) Red\n(C) Green\n(D) Blue",
+    },
+    {
+        "video_name": "needle_32.mp4",
+        "duration": 468.0,
+        "task_type": "needle",
+        "answer": "(B)",
+        "question": "Question: What does the hand do?\nOptions:\n(A) Waves\n(B) Delivers a product",
+    },
+    {
+        "video_name": "count_7.mp4",
+        "duration": 300.0,
+        "task_type": "count",
+        "answer": "E",
+        "question": "How many times?\n(A) 1\n(B) 2",
+    },
+    {
+        "video_name": "subPlot_1.mp4",
+        "duration": 600.0,
+        "task_type": "subPlot",
+        "answer": "x",
+        "question": "Describe the scene.",
+    },
+]
 
 
 def test_mlvu_parquet_mirror_parses_embedded_options(tmp_path, clip):

@@ -37,10 +37,19 @@ def test_longvideobench_json(tmp_path, clip):
 
 
 def _lvb_row(rid: str, options: list[str], choice) -> dict:
-    row = {"video_id": rid[:5], "id": rid, "video_path": f"{rid[:5]}.mp4", "subtitle_path": "",
-           "correct_choice": choice, "question": f"Question {rid}?", "duration": 20.0,
-           "duration_group": 15, "question_category": "S2A", "topic_category": "KS-Knowledge",
-           "starting_timestamp_for_subtitles": 0.0}  # fmt: skip
+    row = {
+        "video_id": rid[:5],
+        "id": rid,
+        "video_path": f"{rid[:5]}.mp4",
+        "subtitle_path": "",
+        "correct_choice": choice,
+        "question": f"Question {rid}?",
+        "duration": 20.0,
+        "duration_group": 15,
+        "question_category": "S2A",
+        "topic_category": "KS-Knowledge",
+        "starting_timestamp_for_subtitles": 0.0,
+    }
     row.update({f"option{i}": text for i, text in enumerate(options)})
     return row
 
@@ -110,9 +119,12 @@ def test_lvbench_missing_video(tmp_path, clip):
 
 CHARADES_ROWS = [
     {"video": "3MSZA.mp4", "caption": "person turn a light on", "timestamp": [24.3, 30.4]},
-    {"video": "3MSZA.mp4", "caption": "a person is putting a book on a shelf",
-     "timestamp": [0.0, 6.9]},
-]  # fmt: skip
+    {
+        "video": "3MSZA.mp4",
+        "caption": "a person is putting a book on a shelf",
+        "timestamp": [0.0, 6.9],
+    },
+]
 
 
 def _charades_parquet(path: Path) -> None:

@@ -154,9 +154,17 @@ def test_lvbench_lmms_eval_parquet_names_the_unextracted_zip(tmp_path, clip):
 
 def test_lvbench_options_column_is_appended_as_lmms_eval_does(tmp_path, clip):
     pa = pytest.importorskip("pyarrow")
-    row = {"key": "sKAYQGR4dDE", "type": "cartoon", "uid": 9, "question": "Which year?",
-           "options": ["1636", "1366"], "answer": "A", "question_type": ["entity recognition"],
-           "time_reference": "00:15-00:19", "video_path": "sKAYQGR4dDE.mp4"}  # fmt: skip
+    row = {
+        "key": "sKAYQGR4dDE",
+        "type": "cartoon",
+        "uid": 9,
+        "question": "Which year?",
+        "options": ["1636", "1366"],
+        "answer": "A",
+        "question_type": ["entity recognition"],
+        "time_reference": "00:15-00:19",
+        "video_path": "sKAYQGR4dDE.mp4",
+    }
     schema = lvbench_schema().append(pa.field("options", pa.list_(pa.string())))
     write_parquet(tmp_path / "data" / "train-00000-of-00001.parquet", [row], schema)
     place(tmp_path, clip, "sKAYQGR4dDE.mp4")
@@ -178,16 +186,24 @@ def test_lvbench_options_column_is_appended_as_lmms_eval_does(tmp_path, clip):
 # data/validation.json records validation_0 and validation_1 in those columns.
 
 MMVU_ROWS = [
-    {"id": "validation_0", "video_path": "videos/Art/0.mp4", "question_type": "open-ended",
-     "question": "Which cinematic shooting technique is shown in the video?",
-     "choices": {"A": "", "B": "", "C": "", "D": "", "E": ""}, "answer": "Dolly Zoom"},
-    {"id": "validation_1", "video_path": "videos/Chemistry/0.mp4",
-     "question_type": "multiple-choice",
-     "question": "Assume that 2.24 liters of gas fully participates in the reaction shown in the "
-                 "video, how many grams of precipitate are produced?",
-     "choices": {"A": "10.0", "B": "5.0", "C": "12.0", "D": "15.0", "E": "20.0"},
-     "answer": "A"},
-]  # fmt: skip
+    {
+        "id": "validation_0",
+        "video_path": "videos/Art/0.mp4",
+        "question_type": "open-ended",
+        "question": "Which cinematic shooting technique is shown in the video?",
+        "choices": {"A": "", "B": "", "C": "", "D": "", "E": ""},
+        "answer": "Dolly Zoom",
+    },
+    {
+        "id": "validation_1",
+        "video_path": "videos/Chemistry/0.mp4",
+        "question_type": "multiple-choice",
+        "question": "Assume that 2.24 liters of gas fully participates in the reaction shown in "
+        "the video, how many grams of precipitate are produced?",
+        "choices": {"A": "10.0", "B": "5.0", "C": "12.0", "D": "15.0", "E": "20.0"},
+        "answer": "A",
+    },
+]
 
 
 def mmvu_schema():

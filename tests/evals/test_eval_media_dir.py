@@ -29,11 +29,18 @@ from tests.support.downloads import place, png, write_parquet, write_zip
 
 TESTS = Path(__file__).parents[1]
 VIDEOMME_ROW = {
-    "video_id": "001", "duration": "short", "domain": "Life Record", "sub_category": "Food",
-    "url": "https://www.youtube.com/watch?v=fFjv93ACGo8", "videoID": "fFjv93ACGo8",
-    "question_id": "001-1", "task_type": "Counting Problem", "question": "How many eggs?",
-    "options": ["A. 1.", "B. 2.", "C. 3.", "D. 4."], "answer": "C",
-}  # fmt: skip
+    "video_id": "001",
+    "duration": "short",
+    "domain": "Life Record",
+    "sub_category": "Food",
+    "url": "https://www.youtube.com/watch?v=fFjv93ACGo8",
+    "videoID": "fFjv93ACGo8",
+    "question_id": "001-1",
+    "task_type": "Counting Problem",
+    "question": "How many eggs?",
+    "options": ["A. 1.", "B. 2.", "C. 3.", "D. 4."],
+    "answer": "C",
+}
 SLIDES = "images/test/cloud-strategy-2019/cloud-strategy-2019-{}-1024.jpg"
 
 
@@ -49,22 +56,50 @@ def copy_of(fixture: str):
 # task, its annotations in a data dir, the media files it reads (relative), load options
 CASES = [
     (videomme, videomme_dir, ["data/fFjv93ACGo8.mp4"], {}),
-    (longvideobench, copy_of("benchmarks/longvideobench"),
-     ["videos/86CxyhFV9MI.mp4", "videos/cDrg-w0TiDM.mp4"], {}),
-    (lvbench, copy_of("benchmarks/lvbench"),
-     ["all_videos/sKAYQGR4dDE.mp4", "all_videos/Cm73ma6Ibcs.mp4"], {}),
-    (charades, copy_of("benchmarks/charades"),
-     ["Charades_v1_480/3MSZA.mp4", "Charades_v1_480/8LLYK.mp4"], {}),
+    (
+        longvideobench,
+        copy_of("benchmarks/longvideobench"),
+        ["videos/86CxyhFV9MI.mp4", "videos/cDrg-w0TiDM.mp4"],
+        {},
+    ),
+    (
+        lvbench,
+        copy_of("benchmarks/lvbench"),
+        ["all_videos/sKAYQGR4dDE.mp4", "all_videos/Cm73ma6Ibcs.mp4"],
+        {},
+    ),
+    (
+        charades,
+        copy_of("benchmarks/charades"),
+        ["Charades_v1_480/3MSZA.mp4", "Charades_v1_480/8LLYK.mp4"],
+        {},
+    ),
     (mmvu, copy_of("benchmarks/mmvu"), ["videos/Art/0.mp4", "videos/Chemistry/0.mp4"], {}),
-    (mlvu, copy_of("benchmarks/mlvu"),
-     ["video/1_plotQA/movie101_66.mp4", "video/1_plotQA/shared_clip.mp4",
-      "video/2_needle/needle_32.mp4", "video/4_count/shared_clip.mp4"], {}),
-    (chartqapro, copy_of("doc_benchmarks/chartqapro"),
-     ["images/chart_bar.png", "images/chart_line.png", "images/chart_pie.png"], {}),
+    (
+        mlvu,
+        copy_of("benchmarks/mlvu"),
+        [
+            "video/1_plotQA/movie101_66.mp4",
+            "video/1_plotQA/shared_clip.mp4",
+            "video/2_needle/needle_32.mp4",
+            "video/4_count/shared_clip.mp4",
+        ],
+        {},
+    ),
+    (
+        chartqapro,
+        copy_of("doc_benchmarks/chartqapro"),
+        ["images/chart_bar.png", "images/chart_line.png", "images/chart_pie.png"],
+        {},
+    ),
     (vqaonline, copy_of("doc_benchmarks/vqaonline"), ["fruit_uyuni.png", "plant_morocco.png"], {}),
-    (slidevqa, copy_of("doc_benchmarks/slidevqa"), [SLIDES.format(n) for n in (1, 2, 3)],
-     {"decks": False}),
-]  # fmt: skip
+    (
+        slidevqa,
+        copy_of("doc_benchmarks/slidevqa"),
+        [SLIDES.format(n) for n in (1, 2, 3)],
+        {"decks": False},
+    ),
+]
 
 
 @pytest.mark.parametrize(

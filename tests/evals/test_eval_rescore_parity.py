@@ -28,17 +28,30 @@ def finished_run(tmp_path_factory) -> Path:
     log = SampleLog(folder)
     for doc_id, item in enumerate(reference("videomme_official")["items"]):
         sample = videomme_sample(item["doc"])
-        log.append({"doc_id": doc_id, "sample_id": sample.id, "target": sample.target,
-                    "status": "ok", "error": None, "resps": [item["reply"]],
-                    "sample": sample_to_json(sample), "metrics": {}})  # fmt: skip
+        log.append(
+            {
+                "doc_id": doc_id,
+                "sample_id": sample.id,
+                "target": sample.target,
+                "status": "ok",
+                "error": None,
+                "resps": [item["reply"]],
+                "sample": sample_to_json(sample),
+                "metrics": {},
+            }
+        )
     return folder
 
 
 def rescore(folder: Path, profile: str) -> dict:
     done = subprocess.run(
         [sys.executable, "app.py", "eval", "rescore", str(folder), "--profile", profile],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads((folder / f"results_{profile}.json").read_text())
 

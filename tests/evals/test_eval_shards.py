@@ -36,15 +36,27 @@ VOLATILE_LMMS = ("date", "throughput", "git_hash", "git_branch", "lmms_eval_vers
 
 
 def sample(sid: str, cluster: str = "") -> Sample:
-    return Sample(id=sid, media="v.mp4", question="q", prompt="q", kind="open_ended", target="A",
-                  cluster=cluster)  # fmt: skip
+    return Sample(
+        id=sid,
+        media="v.mp4",
+        question="q",
+        prompt="q",
+        kind="open_ended",
+        target="A",
+        cluster=cluster,
+    )
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("3/2", "I must be from 1 to N"), ("0/4", "shards count from 1"), ("1/0", "from 1 to N"),
-     ("2", "is not I/N"), ("a/b", "is not I/N")],
-)  # fmt: skip
+    [
+        ("3/2", "I must be from 1 to N"),
+        ("0/4", "shards count from 1"),
+        ("1/0", "from 1 to N"),
+        ("2", "is not I/N"),
+        ("a/b", "is not I/N"),
+    ],
+)
 def test_bad_shards_are_refused_with_the_rule(text, message):
     with pytest.raises(ValueError, match=message):
         Shard.parse(text)
@@ -103,8 +115,9 @@ def test_merged_shards_equal_an_unsharded_run(tmp_path):
     with ScriptedServer(Oracle(samples, crop_first=True)) as server:
 
         def run(out: str, *extra: str):
-            command = eval_command(server.base_url, tmp_path / "data", tmp_path / out, options,
-                                   extra=extra)  # fmt: skip
+            command = eval_command(
+                server.base_url, tmp_path / "data", tmp_path / out, options, extra=extra
+            )
             done = run_cli(command, env)
             assert done.returncode == 0, done.stderr
 
@@ -127,13 +140,19 @@ def test_merged_shards_equal_an_unsharded_run(tmp_path):
     said = " ".join(again.stderr.split())
     assert again.returncode == 2 and "shards 2/2 are missing" in said and "Traceback" not in said
     with ScriptedServer(Oracle(samples, crop_first=True)) as server:
-        other = eval_command(server.base_url, tmp_path / "data", tmp_path / "other", options,
-                             extra=("--shard", "2/2", "--max-parallel", "3"))  # fmt: skip
+        other = eval_command(
+            server.base_url,
+            tmp_path / "data",
+            tmp_path / "other",
+            options,
+            extra=("--shard", "2/2", "--max-parallel", "3"),
+        )
         assert run_cli(other, env).returncode == 0
     (mixed,) = shard_folders(tmp_path / "other")
     nowhere = tmp_path / "refused"
-    refused = run_cli(app_command("eval", "merge", "--out", str(nowhere), str(folders[0]),
-                                  str(mixed)), env)  # fmt: skip
+    refused = run_cli(
+        app_command("eval", "merge", "--out", str(nowhere), str(folders[0]), str(mixed)), env
+    )
     said = " ".join(refused.stderr.split())
     assert refused.returncode == 2 and "different specs" in said and "Traceback" not in said
     assert said.count("error:") == 1 and not nowhere.exists(), "nothing was written"
@@ -147,26 +166,33 @@ def test_kill_9_of_sharded_runs_loses_and_duplicates_nothing(tmp_path):
     env = app_env(tmp_path / "home")
     oracle = Oracle(samples, crop_first=True)
     with ScriptedServer(oracle) as fast:
-        clean = run_cli(eval_command(fast.base_url, tmp_path / "data", tmp_path / "clean",
-                                     options), env)  # fmt: skip
+        clean = run_cli(
+            eval_command(fast.base_url, tmp_path / "data", tmp_path / "clean", options), env
+        )
     assert clean.returncode == 0, clean.stderr
     rng = random.Random(38)
     with ScriptedServer(oracle, latency_s=0.3) as server:
         for i in (1, 2):
             out = tmp_path / f"host{i}"  # each shard on its own "host" (results root)
-            command = eval_command(server.base_url, tmp_path / "data", out, options,
-                                   extra=("--shard", f"{i}/2"))  # fmt: skip
+            command = eval_command(
+                server.base_url, tmp_path / "data", out, options, extra=("--shard", f"{i}/2")
+            )
             mine = [s for s in samples if Shard(i, 2).holds(s)]
             assert len(mine) == 12
             kill_at_random_points(command, env, server, out, rng, kills=3)
             assert run_cli(command, env).returncode == 0
             (folder,) = shard_folders(out)
-            assert accounting(folder, mine) == {"samples": len(mine), "lost": 0,
-                                                "duplicated": 0, "unparseable_lines": 0,
-                                                "error_lines": 0}  # fmt: skip
+            assert accounting(folder, mine) == {
+                "samples": len(mine),
+                "lost": 0,
+                "duplicated": 0,
+                "unparseable_lines": 0,
+                "error_lines": 0,
+            }
     folders = [shard_folders(tmp_path / f"host{i}")[0] for i in (1, 2)]
-    merged = run_cli(app_command("eval", "merge", "--out", str(tmp_path / "merged"),
-                                 *map(str, folders)), env)  # fmt: skip
+    merged = run_cli(
+        app_command("eval", "merge", "--out", str(tmp_path / "merged"), *map(str, folders)), env
+    )
     assert merged.returncode == 0, merged.stderr
     (done,) = (tmp_path / "merged").glob("needle-*")
     (reference,) = (tmp_path / "clean").glob("needle-*")

@@ -20,17 +20,21 @@ NOTE = "Seen: blue circle from 94 to 99 seconds; the circle is blue."
 
 
 def sub_request(index: int, turn: int = 0, role: str = "sub_agent") -> ModelRequest:
-    frames = {"type": "frames", "video": "/v.mp4", "timestamps": [90.0, 94.0, 99.0, 104.0],
-              "max_pixels": 4096}  # fmt: skip
+    frames = {
+        "type": "frames",
+        "video": "/v.mp4",
+        "timestamps": [90.0, 94.0, 99.0, 104.0],
+        "max_pixels": 4096,
+    }
     messages = [{"role": "user", "content": [frames, {"type": "text", "text": "describe"}]}]
-    return ModelRequest(role, messages, SamplingParams(), turn=turn, call_index=index,
-                        window=(90.0, 108.0))  # fmt: skip
+    return ModelRequest(
+        role, messages, SamplingParams(), turn=turn, call_index=index, window=(90.0, 108.0)
+    )
 
 
 @pytest.mark.parametrize("kind", ["colour", "shape", "time"])
 def test_a_misread_changes_one_fact_everywhere_the_note_states_it(kind):
-    wrong, changed = misread(NOTE, kind, random.Random(3), times=[90, 94, 99, 104],
-                             window_end=108)  # fmt: skip
+    wrong, changed = misread(NOTE, kind, random.Random(3), times=[90, 94, 99, 104], window_end=108)
     assert changed == kind and wrong != NOTE
     if kind == "colour":
         colour = wrong.split()[1]
@@ -92,12 +96,25 @@ class CropOnce(ScriptedModel):
 
 async def test_a_noisy_study_puts_misread_notes_on_the_board_and_says_so(tmp_path):
     model = CropOnce(sub=lambda r: NOTE)
-    base = Context(overview_frames=2, overview_max_pixels=4096, crop_max_frames=2,
-                   crop_max_pixels=4096, max_turns=1)  # fmt: skip
+    base = Context(
+        overview_frames=2,
+        overview_max_pixels=4096,
+        crop_max_frames=2,
+        crop_max_pixels=4096,
+        max_turns=1,
+    )
     options = {"n_videos": 2, "max_minutes": 1, "note_noise": 1.0}
-    report = await run_study(get_task("needle"), data_dir=tmp_path / "data", model="scripted",
-                             llm=model, out_root=tmp_path / "runs", configs=["single", "shared"],
-                             base=base, options=options, resamples=50)  # fmt: skip
+    report = await run_study(
+        get_task("needle"),
+        data_dir=tmp_path / "data",
+        model="scripted",
+        llm=model,
+        out_root=tmp_path / "runs",
+        configs=["single", "shared"],
+        base=base,
+        options=options,
+        resamples=50,
+    )
     assert report.parent.name == "study-needle-note_noise1"
     assert "misread with probability 1" in report.read_text()
     study = json.loads((report.parent / "study.json").read_text())
@@ -115,13 +132,25 @@ async def test_every_configuration_of_a_noisy_study_gets_the_same_misreads(tmp_p
     from graphs.store.sqlite_board import Board
 
     model = CropOnce(sub=lambda r: NOTE)
-    base = Context(overview_frames=2, overview_max_pixels=4096, crop_max_frames=2,
-                   crop_max_pixels=4096, max_turns=1)  # fmt: skip
+    base = Context(
+        overview_frames=2,
+        overview_max_pixels=4096,
+        crop_max_frames=2,
+        crop_max_pixels=4096,
+        max_turns=1,
+    )
     options = {"n_videos": 3, "max_minutes": 1, "note_noise": 0.5}
-    report = await run_study(get_task("needle"), data_dir=tmp_path / "data", model="scripted",
-                             llm=model, out_root=tmp_path / "runs",
-                             configs=["isolated", "shared"], base=base, options=options,
-                             resamples=50)  # fmt: skip
+    report = await run_study(
+        get_task("needle"),
+        data_dir=tmp_path / "data",
+        model="scripted",
+        llm=model,
+        out_root=tmp_path / "runs",
+        configs=["isolated", "shared"],
+        base=base,
+        options=options,
+        resamples=50,
+    )
     study = json.loads((report.parent / "study.json").read_text())
     notes = {}
     for name, run in study["runs"].items():

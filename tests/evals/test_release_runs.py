@@ -22,8 +22,14 @@ async def _run(tmp_path, context: Context, data_dir, reply: str):
     spec = EvalSpec("videomme", str(data_dir), "scripted", asdict(context), {})
     with ScriptedServer(reply) as server:
         async with OpenAIChatModel(server.base_url, model="scripted", max_retries=0) as llm:
-            return await evaluate(get_task("videomme"), spec, llm=llm, out_root=tmp_path / "runs",
-                                  profile="paravt", concurrency=1)  # fmt: skip
+            return await evaluate(
+                get_task("videomme"),
+                spec,
+                llm=llm,
+                out_root=tmp_path / "runs",
+                profile="paravt",
+                concurrency=1,
+            )
 
 
 async def test_eval_compare_pairs_a_release_run_with_an_own_run(tmp_path):
@@ -53,8 +59,11 @@ async def test_release_eval_on_a_task_the_release_does_not_evaluate_is_refused(t
 def test_a_run_of_the_own_protocol_keeps_the_folder_it_had_before_protocols_existed():
     """Context fields added later are left out of the spec at their defaults, so its hash
     (the run folder's name) is what it was; a release protocol is another run."""
-    before = {k: v for k, v in asdict(Context()).items()
-              if k not in ("protocol", "prompt_mode", "video_channel")}  # fmt: skip
+    before = {
+        k: v
+        for k, v in asdict(Context()).items()
+        if k not in ("protocol", "prompt_mode", "video_channel")
+    }
     now = EvalSpec("needle", "/d", "m", asdict(Context()), {})
     assert now.hash == EvalSpec("needle", "/d", "m", before, {}).hash
     release = EvalSpec("needle", "/d", "m", asdict(Context(protocol="release-eval")), {})

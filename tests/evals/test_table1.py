@@ -38,12 +38,24 @@ async def test_a_row_runs_every_split_and_writes_the_release_summary(tmp_path):
     root = E.fixture_data_root(tmp_path / "data")
     with ScriptedServer(answer) as server:
         async with OpenAIChatModel(server.base_url, model="scripted", max_retries=0) as llm:
-            result = await run_row("paravt-8b", data_root=root, llm=llm, model="scripted",
-                                   out_root=tmp_path / "runs", concurrency=1)  # fmt: skip
+            result = await run_row(
+                "paravt-8b",
+                data_root=root,
+                llm=llm,
+                model="scripted",
+                out_root=tmp_path / "runs",
+                concurrency=1,
+            )
     splits = {s["dataset"]: s for s in result["splits"]}
     assert list(splits) == [name for name, *_ in SPLITS]
-    golds = {"videomme": "B", "videomme_wsub": "B", "longvideobench": "C", "lvbench": "A",
-             "mlvu": "D", "mmvu": "E"}  # fmt: skip
+    golds = {
+        "videomme": "B",
+        "videomme_wsub": "B",
+        "longvideobench": "C",
+        "lvbench": "A",
+        "mlvu": "D",
+        "mmvu": "E",
+    }
     for name, gold in golds.items():
         assert splits[name]["accuracy"] == (1.0 if gold == "B" else 0.0), name
         assert (splits[name]["avg_tool_calls"], splits[name]["tool_usage_rate"]) == (2.0, 1.0)

@@ -32,11 +32,19 @@ def parse(argv: str, cls=Run, **kwargs):
 def test_both_spellings_negatives_and_sequence_types():
     assert parse("--model m") == {"model": "m"}  # defaults stay the dataclass's
     values = parse("--model m --steps 2 --sizes 16 32 --files a b --bf16 --no_checkpointing")
-    assert values == {"model": "m", "steps": 2, "sizes": (16, 32), "files": ["a", "b"],
-                      "bf16": True, "checkpointing": False}  # fmt: skip
+    assert values == {
+        "model": "m",
+        "steps": 2,
+        "sizes": (16, 32),
+        "files": ["a", "b"],
+        "bf16": True,
+        "checkpointing": False,
+    }
     assert parse("--model=m --no-checkpointing --note x") == {
-        "model": "m", "checkpointing": False, "note": "x"
-    }  # fmt: skip
+        "model": "m",
+        "checkpointing": False,
+        "note": "x",
+    }
     assert Run(**parse("--model m --sizes 64")).sizes == (64,)
 
 

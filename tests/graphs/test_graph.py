@@ -222,8 +222,17 @@ async def test_graph_compiles_without_a_checkpointer_for_studio(needle_video, bo
         {"video": needle_video.path, "question": QUESTION}, context=Context(**SMALL)
     )
     assert out["status"] == "answered" and out["answer"] == "A"
-    assert set(out) == {"messages", "run_id", "answer", "final_text", "final_reply", "status",
-                        "calls", "tool_results", "model_calls"}  # fmt: skip
+    assert set(out) == {
+        "messages",
+        "run_id",
+        "answer",
+        "final_text",
+        "final_reply",
+        "status",
+        "calls",
+        "tool_results",
+        "model_calls",
+    }
     assert "overview" not in out and "violations" not in out  # internal state stays inside
 
 
@@ -278,8 +287,9 @@ async def test_the_board_and_the_trace_keep_where_a_question_came_from(needle_vi
     result = await ask(model, board, needle_video, source=source)
     assert board.run(result.run_id)["source"] == source
     assert board.trace(result.run_id)["source"] == source == result.trace["source"]
-    other = await ask(ScriptedModel(main=["<think>x</think><answer>B</answer>"]), board,
-                      needle_video)  # fmt: skip
+    other = await ask(
+        ScriptedModel(main=["<think>x</think><answer>B</answer>"]), board, needle_video
+    )
     assert board.run(other.run_id)["source"] == {} == other.trace["source"]
 
 

@@ -11,8 +11,13 @@ from graphs.context import Context, RunContext
 from graphs.runs.run import run_question, shared_graph
 from tests.support.fakes import ScriptedModel, calls
 
-SMALL = Context(overview_frames=4, overview_max_pixels=4096, crop_max_frames=4,
-                crop_max_pixels=4096, max_turns=1)  # fmt: skip
+SMALL = Context(
+    overview_frames=4,
+    overview_max_pixels=4096,
+    crop_max_frames=4,
+    crop_max_pixels=4096,
+    max_turns=1,
+)
 
 
 async def test_concurrent_runs_on_one_graph_call_their_own_models(needle_video, board):
@@ -39,7 +44,12 @@ async def test_concurrent_runs_on_one_graph_call_their_own_models(needle_video, 
 
 async def test_a_run_without_a_model_fails_with_the_fix_in_its_message(needle_video, board):
     with pytest.raises(RuntimeError, match="RunContext"):  # a wiring bug: raised, not reported
-        await run_question(shared_graph(board), board, video_path=needle_video.path,
-                           question="Which?", context=SMALL)  # fmt: skip
+        await run_question(
+            shared_graph(board),
+            board,
+            video_path=needle_video.path,
+            question="Which?",
+            context=SMALL,
+        )
     (run,) = board.runs()
     assert run["status"] == "failed"  # and the board says how the run ended

@@ -44,8 +44,10 @@ def test_each_preset_is_an_assistant_with_visible_schemas(studio):
             assert {"messages", "video", "question"} <= set(inputs["properties"])
             assert {"messages", "answer", "status"} <= set(outputs["properties"])
             context = schemas["context_schema"]["properties"]
-            defaults[assistant] = (context["overview_frames"]["default"],
-                                   context["max_new_tokens"]["default"])  # fmt: skip
+            defaults[assistant] = (
+                context["overview_frames"]["default"],
+                context["max_new_tokens"]["default"],
+            )
     assert defaults == {"paravt": (4, 256), "paravt-qwen3-vl-8b": (64, 2048)}
 
 
@@ -61,12 +63,18 @@ def test_a_chat_and_its_follow_up_run_on_the_nano_preset(studio, needle_video):
         listed = client.post("/threads/search", json={}).json()
     assert first["status"] == second["status"] == "answered"
     kinds = [(m["type"], bool(m.get("tool_calls"))) for m in state["messages"]]
-    assert kinds == [("human", False), ("ai", True), ("tool", False), ("tool", False),
-                     ("ai", False)] * 2  # fmt: skip
+    assert (
+        kinds
+        == [("human", False), ("ai", True), ("tool", False), ("tool", False), ("ai", False)] * 2
+    )
     assert [m["content"] for m in state["messages"] if m["type"] == "ai"][1] == "A"
     first_main = next(b for b in model_server.requests if role_of(b) == "main")
-    images = sum(p.get("type") == "image_url" for m in first_main["messages"]
-                 if isinstance(m["content"], list) for p in m["content"])  # fmt: skip
+    images = sum(
+        p.get("type") == "image_url"
+        for m in first_main["messages"]
+        if isinstance(m["content"], list)
+        for p in m["content"]
+    )
     assert images == 4 and first_main["max_tokens"] == 256  # the nano preset, not 64 frames
     follow_up = next(b for b in model_server.requests[seen:] if role_of(b) == "main")
     assert "And is it still there" in json.dumps(follow_up["messages"][1])
@@ -96,8 +104,9 @@ def test_stream_modes_carry_tokens_notes_and_progress(studio, needle_video, boar
                     event = line[len("event: ") :]
                 elif line.startswith("data: ") and event:
                     events.append((event, json.loads(line[len("data: ") :])))
-    updates = {node: value for kind, data in events if kind == "updates"
-               for node, value in data.items()}  # fmt: skip
+    updates = {
+        node: value for kind, data in events if kind == "updates" for node, value in data.items()
+    }
     assert {"prepare", "main_agent", "sub_agent", "collect", "finish"} <= set(updates)
     assert all(updates[node] for node in ("sub_agent", "collect"))
     # the note comes from the sub-agent, or from the verify gate with its verdict; a gate
@@ -121,8 +130,14 @@ def test_stream_modes_carry_tokens_notes_and_progress(studio, needle_video, boar
 
 def _ai_messages(events):
     finals = [data for kind, data in events if kind == "updates"]
-    return [m for update in finals for value in update.values() if isinstance(value, dict)
-            for m in value.get("messages", []) if m.get("type") == "ai"]  # fmt: skip
+    return [
+        m
+        for update in finals
+        for value in update.values()
+        if isinstance(value, dict)
+        for m in value.get("messages", [])
+        if m.get("type") == "ai"
+    ]
 
 
 def test_a_run_failing_in_the_server_is_failed_on_the_board(studio, needle_video):
@@ -131,9 +146,13 @@ def test_a_run_failing_in_the_server_is_failed_on_the_board(studio, needle_video
         thread = client.post("/threads", json={}).json()["thread_id"]
         client.post(
             f"/threads/{thread}/runs/wait",
-            json={"assistant_id": "paravt", "input": {"messages": [
-                {"type": "human", "content": f"{needle_video.path} FAIL please"}]}},
-        )  # fmt: skip
+            json={
+                "assistant_id": "paravt",
+                "input": {
+                    "messages": [{"type": "human", "content": f"{needle_video.path} FAIL please"}]
+                },
+            },
+        )
         again = ask(client, thread, "Then what colour is it?")
     (failed, answered) = sorted(
         (r for r in Board(home / "board.sqlite").runs() if r["thread_id"] == thread),
@@ -149,9 +168,15 @@ def test_a_run_left_by_a_killed_server_is_interrupted_when_the_board_opens(tmp_p
         with langgraph_dev(tmp_path, model_server.base_url, media) as (url, process):
             with httpx.Client(base_url=url, timeout=60) as client:
                 thread = client.post("/threads", json={}).json()["thread_id"]
-                client.post(f"/threads/{thread}/runs", json={"assistant_id": "paravt",
-                            "input": {"messages": [{"type": "human",
-                            "content": f"{needle_video.path} HANG"}]}})  # fmt: skip
+                client.post(
+                    f"/threads/{thread}/runs",
+                    json={
+                        "assistant_id": "paravt",
+                        "input": {
+                            "messages": [{"type": "human", "content": f"{needle_video.path} HANG"}]
+                        },
+                    },
+                )
                 deadline = time.monotonic() + 60
                 while not any(role_of(b) == "main" for b in model_server.requests):
                     assert time.monotonic() < deadline, "the run never reached the model"

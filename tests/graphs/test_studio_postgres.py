@@ -26,8 +26,9 @@ def test_the_postgres_config_serves_the_same_graphs_with_its_checkpointer():
     plain = json.loads((ROOT / "langgraph.json").read_text())
     postgres = json.loads((ROOT / "langgraph.postgres.json").read_text())
     assert postgres.pop("checkpointer") == {
-        "backend": "custom", "path": "./graphs/studio.py:postgres_checkpointer"
-    }  # fmt: skip
+        "backend": "custom",
+        "path": "./graphs/studio.py:postgres_checkpointer",
+    }
     assert postgres == plain
 
 
@@ -58,21 +59,37 @@ def test_a_chat_on_the_server_is_checkpointed_and_boarded_in_postgresql(
     port = free_port()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("PARAVT_")},
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "true",
-        "LANGSMITH_TRACING": "false", "PARAVT_HOME": str(tmp_path),
-        "PARAVT_DATABASE_URL": pg_url, "PARAVT_MEDIA_ROOTS": str(Path(needle_video.path).parent),
-    }  # fmt: skip
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "true",
+        "LANGSMITH_TRACING": "false",
+        "PARAVT_HOME": str(tmp_path),
+        "PARAVT_DATABASE_URL": pg_url,
+        "PARAVT_MEDIA_ROOTS": str(Path(needle_video.path).parent),
+    }
     with ScriptedServer(reply) as model_server:
         env["PARAVT_ENDPOINT"] = model_server.base_url
-        command = [str(Path(sys.executable).with_name("langgraph")), "dev", "--no-browser",
-                   "--no-reload", "--host", "127.0.0.1", "--port", str(port), "--config",
-                   str(ROOT / "langgraph.postgres.json")]  # fmt: skip
+        command = [
+            str(Path(sys.executable).with_name("langgraph")),
+            "dev",
+            "--no-browser",
+            "--no-reload",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--config",
+            str(ROOT / "langgraph.postgres.json"),
+        ]
         log = tmp_path / "server.log"
         with open(log, "wb") as out:
             process = subprocess.Popen(
-                command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                command,
+                cwd=ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
-            )  # fmt: skip
+            )
         try:
             url = f"http://127.0.0.1:{port}"
             deadline = time.monotonic() + 120

@@ -37,25 +37,36 @@ def theirs(task: str, doc: dict, filtered: str) -> str:
     """The letter lmms-eval's own task code reads from the (stripped) reply."""
     if task == "videomme":
         return videomme_utils.videomme_process_results(doc, [filtered])[
-            "videomme_perception_score"]["pred_answer"]  # fmt: skip
+            "videomme_perception_score"
+        ]["pred_answer"]
     if task == "lvbench":
         return lvbench_utils.extract_characters_regex(filtered)
     return mlvu_utils.mlvu_process_results(doc, [filtered])["mlvu_percetion_score"]["pred_answer"]
 
 
 def agreement() -> dict:
-    replies = {r["id"]: r["reply"] for r in json.loads(
-        (ROOT / "tests/data/parity/corpus.json").read_text())["mc"]}  # fmt: skip
+    replies = {
+        r["id"]: r["reply"]
+        for r in json.loads((ROOT / "tests/data/parity/corpus.json").read_text())["mc"]
+    }
     tags = json.loads(parse_eval_args()[1].reasoning_tags)  # lmms-eval's CLI default
     out = {}
     for task in ("videomme", "lvbench", "mlvu"):
-        items = json.loads((ROOT / f"tests/data/parity/{task}_lmms_eval_75571cf.json")
-                           .read_text())["items"]  # fmt: skip
+        items = json.loads((ROOT / f"tests/data/parity/{task}_lmms_eval_75571cf.json").read_text())[
+            "items"
+        ]
         same = []
         for item in items:
             reply, doc = replies[item["id"]], item["doc"]
-            sample = Sample(item["id"], "", "q", "p", "multiple_choice", doc["answer"],
-                            tuple(f"{x}. o" for x in "ABCD"))  # fmt: skip
+            sample = Sample(
+                item["id"],
+                "",
+                "q",
+                "p",
+                "multiple_choice",
+                doc["answer"],
+                tuple(f"{x}. o" for x in "ABCD"),
+            )
             ours = TASKS[task].score(reply, sample, "lmms_eval")
             filtered = strip_reasoning_tags(reply, tags)
             same.append(filtered == ours.filtered and theirs(task, doc, filtered) == ours.extracted)
@@ -66,13 +77,21 @@ def agreement() -> dict:
 if __name__ == "__main__":
     argv, sys.argv = sys.argv, sys.argv[:1]  # parse_eval_args reads the command line
     manifest = get_model_manifest("paravt")
-    print(json.dumps({
-        "lmms_eval": importlib.metadata.version("lmms_eval"),
-        "torchvision": importlib.util.find_spec("torchvision") is not None,
-        "filelock": importlib.metadata.version("filelock"),
-        "filelock_api": importlib.util.find_spec("filelock._api") is not None,
-        "transformers": importlib.metadata.version("transformers"),
-        "paravt": [manifest.chat_class_path, manifest.simple_class_path,
-                   get_model("paravt").__name__, get_model("paravt", True).__name__],
-        "agreement": agreement(),
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "lmms_eval": importlib.metadata.version("lmms_eval"),
+                "torchvision": importlib.util.find_spec("torchvision") is not None,
+                "filelock": importlib.metadata.version("filelock"),
+                "filelock_api": importlib.util.find_spec("filelock._api") is not None,
+                "transformers": importlib.metadata.version("transformers"),
+                "paravt": [
+                    manifest.chat_class_path,
+                    manifest.simple_class_path,
+                    get_model("paravt").__name__,
+                    get_model("paravt", True).__name__,
+                ],
+                "agreement": agreement(),
+            }
+        )
+    )

@@ -24,8 +24,14 @@ def report() -> dict:
             pytest.fail(f"{why} (PARAVT_LMMS_REQUIRED=1: CI must install it, see .ci/run)")
         pytest.skip(why)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([str(python), str(ROOT / "tests/lmms_plugin/lmms_env_check.py")], env=env,
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)  # fmt: skip
+    done = subprocess.run(
+        [str(python), str(ROOT / "tests/lmms_plugin/lmms_env_check.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -37,8 +43,12 @@ def test_the_install_command_leaves_out_torchvision_and_holds_filelock_below_4(r
 
 
 def test_lmms_eval_finds_paravt_through_the_entry_point(report):
-    assert report["paravt"] == ["lmms_plugin.model.ParaVT", "lmms_plugin.model.ParaVTSimple",
-                                "ParaVT", "ParaVTSimple"]  # fmt: skip
+    assert report["paravt"] == [
+        "lmms_plugin.model.ParaVT",
+        "lmms_plugin.model.ParaVTSimple",
+        "ParaVT",
+        "ParaVTSimple",
+    ]
 
 
 @pytest.mark.parametrize(("task", "items"), [("videomme", 804), ("lvbench", 804), ("mlvu", 804)])

@@ -55,19 +55,40 @@ def lmms_bin() -> Path:
 def lmms_eval(binary: Path, *args: str, cwd: Path, hf_home: Path, timeout: float = 900):
     """Run lmms-eval offline; its whole output comes back as `.out`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PARAVT_")}
-    env.update(HF_HOME=str(hf_home), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1",
-               OMP_NUM_THREADS="1", WANDB_MODE="disabled", PYTHONUNBUFFERED="1")  # fmt: skip
-    done = subprocess.run([str(binary), *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)  # fmt: skip
+    env.update(
+        HF_HOME=str(hf_home),
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        OMP_NUM_THREADS="1",
+        WANDB_MODE="disabled",
+        PYTHONUNBUFFERED="1",
+    )
+    done = subprocess.run(
+        [str(binary), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
     done.out = done.stdout + done.stderr
     return done
 
 
 def fixture_run(binary, tmp: Path, *extra: str, model_args: str = ""):
     args = f"home={tmp / 'home'}" + (f",{model_args}" if model_args else "")
-    return lmms_eval(binary, "--model", "paravt", "--model_args", args, "--include_path", ".",
-                     "--tasks", FIXTURE_TASK, "--log_samples", "--output_path",
-                     str(tmp / "out"), *extra, cwd=TASK_DIR, hf_home=tmp / "hf")  # fmt: skip
+    return lmms_eval(
+        binary,
+        "--model",
+        "paravt",
+        "--model_args",
+        args,
+        "--include_path",
+        ".",
+        "--tasks",
+        FIXTURE_TASK,
+        "--log_samples",
+        "--output_path",
+        str(tmp / "out"),
+        *extra,
+        cwd=TASK_DIR,
+        hf_home=tmp / "hf",
+    )
 
 
 def outputs(out: Path) -> tuple[dict, list[dict]]:
@@ -88,10 +109,13 @@ def board_runs(home: Path) -> list[dict]:
     with sqlite3.connect(home / "board.sqlite") as conn:
         conn.row_factory = sqlite3.Row
         runs = [dict(r) for r in conn.execute("select * from runs order by started_at")]
-        traces = {r["run_id"]: json.loads(r["trace"]) for r in
-                  conn.execute("select run_id, trace from traces")}  # fmt: skip
-    return [{**run, "source": json.loads(run["source"]), "trace": traces[run["run_id"]]}
-            for run in runs]  # fmt: skip
+        traces = {
+            r["run_id"]: json.loads(r["trace"])
+            for r in conn.execute("select run_id, trace from traces")
+        }
+    return [
+        {**run, "source": json.loads(run["source"]), "trace": traces[run["run_id"]]} for run in runs
+    ]
 
 
 def rescored(tmp: Path, data_dir: Path, media_dir: Path, replies: dict[int, str]) -> list[dict]:
@@ -99,19 +123,41 @@ def rescored(tmp: Path, data_dir: Path, media_dir: Path, replies: dict[int, str]
     rows under `data_dir`, read by this project's loader; its lmms-eval samples, by doc id."""
     loaded = videomme.load(data_dir, media_dir=media_dir)
     assert not loaded.errors and not loaded.missing_media
-    spec = EvalSpec(task="videomme", data_dir=str(data_dir), model="paravt-nano", context={},
-                    options={"media_dir": str(media_dir)})  # fmt: skip
+    spec = EvalSpec(
+        task="videomme",
+        data_dir=str(data_dir),
+        model="paravt-nano",
+        context={},
+        options={"media_dir": str(media_dir)},
+    )
     folder = spec.folder(tmp / "runs")
     folder.mkdir(parents=True)
     (folder / "spec.json").write_text(json.dumps(spec.to_json()))
     log = SampleLog(folder)
     for doc_id, text in replies.items():
         sample = loaded.samples[doc_id]
-        log.append({"doc_id": doc_id, "sample_id": sample.id, "target": sample.target,
-                    "status": "ok", "error": None, "resps": [text],
-                    "sample": sample_to_json(sample)})  # fmt: skip
-    command = [sys.executable, str(ROOT / "app.py"), "--env-file", "", "eval", "rescore",
-               str(folder), "--profile", "lmms_eval"]  # fmt: skip
+        log.append(
+            {
+                "doc_id": doc_id,
+                "sample_id": sample.id,
+                "target": sample.target,
+                "status": "ok",
+                "error": None,
+                "resps": [text],
+                "sample": sample_to_json(sample),
+            }
+        )
+    command = [
+        sys.executable,
+        str(ROOT / "app.py"),
+        "--env-file",
+        "",
+        "eval",
+        "rescore",
+        str(folder),
+        "--profile",
+        "lmms_eval",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     _, lines = outputs(folder / "lmms_eval")
@@ -155,13 +201,19 @@ def test_a_task_in_lmms_evals_format_runs_the_agent_end_to_end(first):
     assert results["config"]["model_backend"] == "lmms_plugin.model.ParaVT (chat)"
     assert results["n-samples"][FIXTURE_TASK] == {"original": 3, "effective": 3}
     assert [(line["doc_id"], line["target"]) for line in lines] == [
-        (i, row["answer"]) for i, row in enumerate(ROWS)]  # fmt: skip
+        (i, row["answer"]) for i, row in enumerate(ROWS)
+    ]
     assert all(line["token_counts"][0]["input_tokens"] > 0 for line in lines)
     runs = board_runs(tmp / "home")
     assert sorted(r["source"]["doc_id"] for r in runs) == [0, 1, 2]
     for run in runs:
-        assert run["source"] == {"harness": "lmms-eval", "task": FIXTURE_TASK, "split": "test",
-                                 "doc_id": run["source"]["doc_id"], "repeat": 0}  # fmt: skip
+        assert run["source"] == {
+            "harness": "lmms-eval",
+            "task": FIXTURE_TASK,
+            "split": "test",
+            "doc_id": run["source"]["doc_id"],
+            "repeat": 0,
+        }
         assert run["trace"]["source"] == run["source"]
         assert run["video"].endswith(f"{ROWS[run['source']['doc_id']]['videoID']}.mp4")
         line = lines[run["source"]["doc_id"]]
@@ -175,8 +227,12 @@ def test_a_task_in_lmms_evals_format_runs_the_agent_end_to_end(first):
 def test_lmms_evals_scores_equal_this_projects_lmms_eval_profile(first):
     tmp, _ = first
     _, lines = outputs(tmp / "out")
-    ours = rescored(tmp, parquet_dir(tmp, ROWS), TASK_DIR / "videos",
-                    {line["doc_id"]: reply(line) for line in lines})  # fmt: skip
+    ours = rescored(
+        tmp,
+        parquet_dir(tmp, ROWS),
+        TASK_DIR / "videos",
+        {line["doc_id"]: reply(line) for line in lines},
+    )
     assert_same_scores(lines, ours)
 
 
@@ -218,17 +274,33 @@ def videomme_home(lmms_bin, tmp_path_factory) -> Path:
     `datasets`)."""
     hf = tmp_path_factory.mktemp("videomme") / "hf"
     home = ROOT / "tests/lmms_plugin/lmms_videomme_home.py"
-    made = subprocess.run([str(LMMS_VENV / "bin/python"), str(home),
-                           str(hf)], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1"})  # fmt: skip
+    made = subprocess.run(
+        [str(LMMS_VENV / "bin/python"), str(home), str(hf)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
     assert made.returncode == 0, made.stderr
     return hf
 
 
 def videomme_run(lmms_bin, hf: Path, tmp: Path, model_args: str, *extra: str):
-    done = lmms_eval(lmms_bin, "--model", "paravt", "--model_args",
-                     f"home={tmp / 'home'},{model_args}", "--tasks", "videomme", "--log_samples",
-                     "--output_path", str(tmp / "out"), *extra, cwd=tmp, hf_home=hf)  # fmt: skip
+    done = lmms_eval(
+        lmms_bin,
+        "--model",
+        "paravt",
+        "--model_args",
+        f"home={tmp / 'home'},{model_args}",
+        "--tasks",
+        "videomme",
+        "--log_samples",
+        "--output_path",
+        str(tmp / "out"),
+        *extra,
+        cwd=tmp,
+        hf_home=hf,
+    )
     assert done.returncode == 0 and "Error during evaluation" not in done.out, done.out[-4000:]
     return done
 
@@ -248,21 +320,33 @@ def test_lmms_evals_own_videomme_task_runs_unmodified_on_the_published_layout(
         assert run["trace"]["settings"]["max_new_tokens"] == 256
         assert "based on the video and the subtitles" in json.dumps(run["trace"]["model_calls"])
     snapshot = next((videomme_home / "hub").rglob("snapshots/*"))
-    ours = rescored(tmp_path, snapshot, videomme_home / "videomme",
-                    {line["doc_id"]: reply(line) for line in lines})  # fmt: skip
+    ours = rescored(
+        tmp_path,
+        snapshot,
+        videomme_home / "videomme",
+        {line["doc_id"]: reply(line) for line in lines},
+    )
     assert_same_scores(lines, ours)
 
 
 def test_the_issues_command_asks_videomme_in_the_releases_words(lmms_bin, videomme_home, tmp_path):
-    videomme_run(lmms_bin, videomme_home, tmp_path, "protocol=release-eval,prompt_mode="
-                 "agentic_general,max_parallel=5,overview_frames=4,max_new_tokens=64",
-                 "--limit", "1")  # fmt: skip
+    videomme_run(
+        lmms_bin,
+        videomme_home,
+        tmp_path,
+        "protocol=release-eval,prompt_mode="
+        "agentic_general,max_parallel=5,overview_frames=4,max_new_tokens=64",
+        "--limit",
+        "1",
+    )
     [run] = board_runs(tmp_path / "home")
     first_turn = run["trace"]["model_calls"][0]["messages"]
     assert first_turn[0]["role"] == "system" and "crop_video" in first_turn[0]["content"]
     question = first_turn[1]["content"][-1]["text"]
-    assert question.startswith("Question: What colour is the circle that appears in the video?"
-                               "\nOptions:\nA. A. green\nB. B. red")  # fmt: skip
+    assert question.startswith(
+        "Question: What colour is the circle that appears in the video?"
+        "\nOptions:\nA. A. green\nB. B. red"
+    )
     assert question.endswith("The video path for this video is: needle.mp4")
     assert "Answer with the option's letter" not in question, "the release's text, not the task's"
     assert run["trace"]["settings"]["protocol"] == "release-eval"
@@ -271,17 +355,30 @@ def test_the_issues_command_asks_videomme_in_the_releases_words(lmms_bin, videom
 
 def test_a_model_args_key_that_is_no_knob_lists_the_valid_keys(lmms_bin, tmp_path):
     done = fixture_run(lmms_bin, tmp_path, model_args="overview_frame=8")
-    assert "paravt --model_args: unknown key 'overview_frame'. Valid keys: the plugin's " \
-        "base_url, model" in done.out  # fmt: skip
+    assert (
+        "paravt --model_args: unknown key 'overview_frame'. Valid keys: the plugin's "
+        "base_url, model" in done.out
+    )
     assert "overview_frames, overview_sampling" in done.out
     assert not list((tmp_path / "out").rglob("*_results.json"))
 
 
 def test_a_task_without_video_is_refused_before_any_request(lmms_bin, tmp_path):
-    done = lmms_eval(lmms_bin, "--model", "paravt", "--model_args", f"home={tmp_path / 'home'}",
-                     "--include_path", ".", "--tasks", "paravt_fixture_text_only",
-                     "--output_path", str(tmp_path / "out"), cwd=TASK_DIR,
-                     hf_home=tmp_path / "hf")  # fmt: skip
+    done = lmms_eval(
+        lmms_bin,
+        "--model",
+        "paravt",
+        "--model_args",
+        f"home={tmp_path / 'home'}",
+        "--include_path",
+        ".",
+        "--tasks",
+        "paravt_fixture_text_only",
+        "--output_path",
+        str(tmp_path / "out"),
+        cwd=TASK_DIR,
+        hf_home=tmp_path / "hf",
+    )
     assert "paravt_fixture_text_only has no video or image in doc 0" in done.out
     assert "starting the local CPU server" not in done.out
     assert not (tmp_path / "home").exists(), "nothing ran: no board, no log"
@@ -290,8 +387,9 @@ def test_a_task_without_video_is_refused_before_any_request(lmms_bin, tmp_path):
 
 def test_a_dead_endpoint_is_reported_per_document_in_simple_mode_too(lmms_bin, tmp_path):
     dead = f"http://127.0.0.1:{free_port()}/v1"
-    done = fixture_run(lmms_bin, tmp_path, "--force_simple",
-                       model_args=f"base_url={dead},model=nano")  # fmt: skip
+    done = fixture_run(
+        lmms_bin, tmp_path, "--force_simple", model_args=f"base_url={dead},model=nano"
+    )
     # --force_simple: each video came from doc_to_visual (else the task would be refused)
     assert "paravt (simple): 0 of 3 documents answered by an earlier run" in done.out
     assert "paravt: 3 of 3 documents have no reply, and none of them is scored" in done.out

@@ -27,8 +27,13 @@ from tests.support.fakes import ScriptedModel, endpoint_down
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests/fixtures/lmms_eval_task"
 ROWS = [json.loads(line) for line in (FIXTURE / "rows.jsonl").read_text().splitlines()]
-NANO_REGIME = {"default_overview_frames": 4, "frame_width": 128, "frame_height": 96,
-               "max_new_tokens": 256, "max_parallel": 4}  # fmt: skip
+NANO_REGIME = {
+    "default_overview_frames": 4,
+    "frame_width": 128,
+    "frame_height": 96,
+    "max_new_tokens": 256,
+    "max_parallel": 4,
+}
 
 
 @pytest.mark.parametrize("module", [generation, model_args])
@@ -40,14 +45,30 @@ def test_doctests(module):
 
 
 def test_every_context_knob_is_a_model_args_key_and_takes_lmms_evals_values(tmp_path):
-    given = {"overview_frames": 64, "crop_fps": 1, "think_prefix": "false", "seed": "None",
-             "protocol": "release-eval", "prompt_mode": "agentic_general", "max_parallel": 5,
-             "base_url": "http://127.0.0.1:30000/v1", "concurrency": "8", "batch_size": 1,
-             "device": None, "home": str(tmp_path)}  # fmt: skip
+    given = {
+        "overview_frames": 64,
+        "crop_fps": 1,
+        "think_prefix": "false",
+        "seed": "None",
+        "protocol": "release-eval",
+        "prompt_mode": "agentic_general",
+        "max_parallel": 5,
+        "base_url": "http://127.0.0.1:30000/v1",
+        "concurrency": "8",
+        "batch_size": 1,
+        "device": None,
+        "home": str(tmp_path),
+    }
     args = parse_model_args(given, env_file=None)
-    assert args.knobs == {"overview_frames": 64, "crop_fps": 1.0, "think_prefix": False,
-                          "seed": None, "protocol": "release-eval",
-                          "prompt_mode": "agentic_general", "max_parallel": 5}  # fmt: skip
+    assert args.knobs == {
+        "overview_frames": 64,
+        "crop_fps": 1.0,
+        "think_prefix": False,
+        "seed": None,
+        "protocol": "release-eval",
+        "prompt_mode": "agentic_general",
+        "max_parallel": 5,
+    }
     assert isinstance(args.knobs["crop_fps"], float)
     assert (args.base_url, args.concurrency, args.home) == (given["base_url"], 8, tmp_path)
     names = {f.name for f in dataclasses.fields(Context)}
@@ -94,28 +115,44 @@ TASKS = {"t": {"test": [{"q": i} for i in range(4)]}}
 def test_chat_messages_give_the_video_and_the_prompt_and_copies_are_counted(tmp_path):
     video = str(FIXTURE / "videos/fx_a.mp4")
     user = [{"type": "video", "url": video}, {"type": "text", "text": "Q?\nA. x\nB. y"}]
-    messages = [{"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
-                {"role": "user", "content": user}]  # fmt: skip
-    docs = read_requests([chat(2, messages), chat(2, messages), chat(3, messages)], TASKS,
-                         tmp_path)  # fmt: skip
+    messages = [
+        {"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+        {"role": "user", "content": user},
+    ]
+    docs = read_requests([chat(2, messages), chat(2, messages), chat(3, messages)], TASKS, tmp_path)
     assert [(d.doc_id, d.repeat) for d in docs] == [(2, 0), (2, 1), (3, 0)]
     assert docs[0].media == video and docs[0].text == "Q?\nA. x\nB. y"
     assert docs[0].system == "Be brief." and docs[0].gen_kwargs == {"max_new_tokens": 16}
-    assert docs[0].source == {"harness": "lmms-eval", "task": "t", "split": "test",
-                              "doc_id": 2, "repeat": 0}  # fmt: skip
+    assert docs[0].source == {
+        "harness": "lmms-eval",
+        "task": "t",
+        "split": "test",
+        "doc_id": 2,
+        "repeat": 0,
+    }
     assert docs[0].doc == {"q": 2}
 
 
 def test_images_given_as_pixels_are_written_once_and_several_make_a_deck(tmp_path):
     red, blue = Image.new("RGB", (8, 6), "red"), Image.new("RGB", (8, 6), "blue")
-    one = [{"role": "user", "content": [{"type": "image", "url": red},
-                                        {"type": "text", "text": "Colour?"}]}]  # fmt: skip
-    two = [{"role": "user", "content": [{"type": "image", "url": red},
-                                        {"type": "image", "url": blue},
-                                        {"type": "text", "text": "Which page?"}]}]  # fmt: skip
+    one = [
+        {
+            "role": "user",
+            "content": [{"type": "image", "url": red}, {"type": "text", "text": "Colour?"}],
+        }
+    ]
+    two = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "image", "url": red},
+                {"type": "image", "url": blue},
+                {"type": "text", "text": "Which page?"},
+            ],
+        }
+    ]
     tasks = {"t": {"test": [{"q": i, "image": red, "pages": [red, blue]} for i in range(3)]}}
-    first, again, deck = read_requests([chat(0, one), chat(1, one), chat(2, two)], tasks,
-                                       tmp_path)  # fmt: skip
+    first, again, deck = read_requests([chat(0, one), chat(1, one), chat(2, two)], tasks, tmp_path)
     assert first.doc == {"q": 0}, "the document's pixels stay with lmms-eval"
     assert first.media == again.media and first.media.endswith(".png")
     assert Image.open(first.media).getpixel((0, 0)) == (255, 0, 0)
@@ -126,8 +163,10 @@ def test_images_given_as_pixels_are_written_once_and_several_make_a_deck(tmp_pat
 
 def test_a_simple_request_reads_doc_to_visual_and_the_context(tmp_path):
     video = str(FIXTURE / "videos/needle.mp4")
-    request = SimpleNamespace(args=("the context", {"until": ["\n\n"]}, lambda doc: [video], 1,
-                                    "t", "test"), request_type="generate_until")  # fmt: skip
+    request = SimpleNamespace(
+        args=("the context", {"until": ["\n\n"]}, lambda doc: [video], 1, "t", "test"),
+        request_type="generate_until",
+    )
     [doc] = read_requests([request], TASKS, tmp_path)
     assert (doc.media, doc.text, doc.doc_id) == (video, "the context", 1)
 
@@ -138,10 +177,12 @@ def test_a_simple_request_reads_doc_to_visual_and_the_context(tmp_path):
         ([{"type": "text", "text": "Q?"}], "t has no video or image in doc 0"),
         ([{"type": "audio", "url": "a.wav"}, {"type": "text", "text": "Q"}], "t sends audio"),
         ([{"type": "video", "url": "a.mp4"}, {"type": "video", "url": "b.mp4"}], "2 videos"),
-        ([{"type": "video", "url": {"path": "a.mp4", "video_start": 1, "video_end": 4}}],
-         "a clip of its video"),
+        (
+            [{"type": "video", "url": {"path": "a.mp4", "video_start": 1, "video_end": 4}}],
+            "a clip of its video",
+        ),
     ],
-)  # fmt: skip
+)
 def test_what_the_graph_cannot_take_is_refused_naming_the_task(tmp_path, content, why):
     messages = [{"role": "user", "content": content}]
     with pytest.raises(TaskRefused, match=why):
@@ -149,8 +190,10 @@ def test_what_the_graph_cannot_take_is_refused_naming_the_task(tmp_path, content
 
 
 def test_a_few_shot_conversation_is_refused(tmp_path):
-    messages = [{"role": "user", "content": [{"type": "video", "url": "a.mp4"}]},
-                {"role": "assistant", "content": [{"type": "text", "text": "B"}]}]  # fmt: skip
+    messages = [
+        {"role": "user", "content": [{"type": "video", "url": "a.mp4"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "B"}]},
+    ]
     with pytest.raises(TaskRefused, match="t sends a conversation with assistant turns"):
         read_requests([chat(0, messages)], TASKS, tmp_path)
 
@@ -223,9 +266,13 @@ def by_video(replies):
 
     class Model(ScriptedModel):
         async def complete(self, model_request, *, on_text=None):
-            video = next(p["video"] for m in model_request.messages
-                         if isinstance(m["content"], list) for p in m["content"]
-                         if p.get("type") == "frames")  # fmt: skip
+            video = next(
+                p["video"]
+                for m in model_request.messages
+                if isinstance(m["content"], list)
+                for p in m["content"]
+                if p.get("type") == "frames"
+            )
             self.main = [replies[Path(video).stem]]
             self._main_turns = 0
             return await super().complete(model_request, on_text=on_text)
@@ -234,25 +281,40 @@ def by_video(replies):
 
 
 def run_answer(docs, tmp_path, model, **knobs):
-    args = parse_model_args({"home": str(tmp_path), "concurrency": 2, "dispatch": "none",
-                             "overview_frames": 2, **knobs}, env_file=None)  # fmt: skip
+    args = parse_model_args(
+        {
+            "home": str(tmp_path),
+            "concurrency": 2,
+            "dispatch": "none",
+            "overview_frames": 2,
+            **knobs,
+        },
+        env_file=None,
+    )
     log = ResumeLog(args.home)
     keys = [request_key(args, "scripted", d) for d in docs]
-    outcomes = asyncio.run(answer(docs, args=args, llm=model, endpoint="http://127.0.0.1:9/v1",
-                                  log=log, keys=keys))  # fmt: skip
+    outcomes = asyncio.run(
+        answer(docs, args=args, llm=model, endpoint="http://127.0.0.1:9/v1", log=log, keys=keys)
+    )
     return outcomes, log, keys
 
 
 def test_documents_run_with_their_source_and_a_rerun_finds_them(tmp_path):
     docs = [doc(index=i) for i in range(3)]
-    model = by_video({"needle": "<think>x</think>\n\n<answer>D</answer>\n\nextra",
-                      "fx_a": "<think>y</think><answer>B</answer>",
-                      "fx_c": "<think>z</think><answer>C</answer>"})  # fmt: skip
+    model = by_video(
+        {
+            "needle": "<think>x</think>\n\n<answer>D</answer>\n\nextra",
+            "fx_a": "<think>y</think><answer>B</answer>",
+            "fx_c": "<think>z</think><answer>C</answer>",
+        }
+    )
     outcomes, log, keys = run_answer(docs, tmp_path, model)
     # the final turn as the chat API gives it (after the prefilled "<think>\n"), cut at until
-    assert [o.reply for o in outcomes] == ["x</think>\n\n<answer>D</answer>",
-                                           "y</think><answer>B</answer>",
-                                           "z</think><answer>C</answer>"]  # fmt: skip
+    assert [o.reply for o in outcomes] == [
+        "x</think>\n\n<answer>D</answer>",
+        "y</think><answer>B</answer>",
+        "z</think><answer>C</answer>",
+    ]
     board = Board(tmp_path / "board.sqlite")
     for outcome in outcomes:
         assert board.run(outcome.run_id)["source"] == outcome.doc.source
@@ -260,15 +322,17 @@ def test_documents_run_with_their_source_and_a_rerun_finds_them(tmp_path):
     found = log.finished(docs, keys)
     assert sorted(found) == [0, 1, 2] and all(o.reused for o in found.values())
     assert [found[i].reply for i in range(3)] == [o.reply for o in outcomes]
-    other = request_key(parse_model_args({"overview_frames": 8}, env_file=None), "scripted",
-                        docs[0])  # fmt: skip
+    other = request_key(
+        parse_model_args({"overview_frames": 8}, env_file=None), "scripted", docs[0]
+    )
     assert other != keys[0], "other settings are another request"
 
 
 def test_a_failing_endpoint_is_reported_per_document_and_never_becomes_a_reply(tmp_path):
     docs = [doc(index=i) for i in range(3)]
-    model = by_video({"needle": "<answer>D</answer>", "fx_a": endpoint_down(),
-                      "fx_c": "<answer>C</answer>"})  # fmt: skip
+    model = by_video(
+        {"needle": "<answer>D</answer>", "fx_a": endpoint_down(), "fx_c": "<answer>C</answer>"}
+    )
     outcomes, log, keys = run_answer(docs, tmp_path, model)
     assert [o.status for o in outcomes] == ["ok", "error", "ok"]
     assert outcomes[1].reply is None and outcomes[1].error.startswith("endpoint: endpoint down")

@@ -129,11 +129,14 @@ def sweep_pure(vp) -> dict:
         ele = rng.choice(
             [
                 {"nframes": rng.choice([1, 2, 3, 4, 16, 63, 64, 65])},
-                {"fps": rng.choice([0.5, 1, 2]), "min_frames": rng.choice([1, 4]),
-                 "max_frames": rng.choice([16, 64, 768])},
+                {
+                    "fps": rng.choice([0.5, 1, 2]),
+                    "min_frames": rng.choice([1, 4]),
+                    "max_frames": rng.choice([16, 64, 768]),
+                },
                 {"fps": 1},
             ]
-        )  # fmt: skip
+        )
         try:
             out = vp.smart_nframes(ele, total_frames=total, video_fps=fps)
         except Exception as exc:
@@ -166,8 +169,12 @@ def sweep_pure(vp) -> dict:
             # stored as the positions where torch departs from float64 rounding (compact)
             departs = {k: v for k, (v, n) in enumerate(zip(values, naive, strict=True)) if v != n}
             linspace.append([first, last, count, departs])
-    return {"smart_resize": resize, "smart_nframes": nframes, "frame_range": ranges,
-            "linspace": linspace}  # fmt: skip
+    return {
+        "smart_resize": resize,
+        "smart_nframes": nframes,
+        "frame_range": ranges,
+        "linspace": linspace,
+    }
 
 
 def main() -> int:

@@ -60,8 +60,28 @@ def corpus() -> list[str]:
 
 
 def time_values() -> list:
-    return [0, 12, 12.5, -3, True, "7", " 8.5 ", "1:05", "01:00:05", "1:5:7:9", "a:b", "soon",
-            "", None, [1], {"s": 1}, "inf", "nan", "1e3", "12s"]  # fmt: skip
+    return [
+        0,
+        12,
+        12.5,
+        -3,
+        True,
+        "7",
+        " 8.5 ",
+        "1:05",
+        "01:00:05",
+        "1:5:7:9",
+        "a:b",
+        "soon",
+        "",
+        None,
+        [1],
+        {"s": 1},
+        "inf",
+        "nan",
+        "1e3",
+        "12s",
+    ]
 
 
 def load(root: Path, name: str, rel: str):

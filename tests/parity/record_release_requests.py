@@ -225,10 +225,16 @@ def main() -> int:
             before = len(recorder.fetches)
             max_turns = 3 if driver._is_agentic(episode["mode"]) else 1
             result = driver.eval_one(
-                client, "m", sample, nframes=64, max_turns=max_turns,
-                prompt_mode=episode["mode"], max_parallel=5, max_tokens=2048,
+                client,
+                "m",
+                sample,
+                nframes=64,
+                max_turns=max_turns,
+                prompt_mode=episode["mode"],
+                max_parallel=5,
+                max_tokens=2048,
                 video_channel=episode["channel"],
-            )  # fmt: skip
+            )
             out.append(
                 {
                     **episode,

@@ -92,8 +92,11 @@ class CharProcessor(CharTokenizer):
 
         ids = torch.tensor([self.encode(text)])
         count = len(images or [])
-        return {"input_ids": ids, "pixel_values": torch.zeros((count, 1)),
-                "image_grid_thw": torch.zeros((count, 3))}  # fmt: skip
+        return {
+            "input_ids": ids,
+            "pixel_values": torch.zeros((count, 1)),
+            "image_grid_thw": torch.zeros((count, 3)),
+        }
 
 
 def stub_areal(recorder):
@@ -128,14 +131,21 @@ def stub_areal(recorder):
 
     module("areal")
     module("areal.api")
-    module("areal.api.cli_args", GRPOConfig=object, dataclass=dataclasses.dataclass,
-           field=dataclasses.field)  # fmt: skip
+    module(
+        "areal.api.cli_args",
+        GRPOConfig=object,
+        dataclass=dataclasses.dataclass,
+        field=dataclasses.field,
+    )
     module("areal.api.engine_api", InferenceEngine=object)
     module("areal.api.io_struct", ModelRequest=ModelRequest)
     module("areal.api.reward_api", AsyncRewardWrapper=Wrapper)
     module("areal.api.workflow_api", RolloutWorkflow=type("RolloutWorkflow", (), {}))
-    module("areal.utils", logging=logging,
-           stats_tracker=types.SimpleNamespace(get=lambda name: Tracker()))  # fmt: skip
+    module(
+        "areal.utils",
+        logging=logging,
+        stats_tracker=types.SimpleNamespace(get=lambda name: Tracker()),
+    )
     module("areal.utils.image", image2base64=recorder.image2base64)
     module("transformers", AutoProcessor=None)
 
@@ -152,8 +162,11 @@ class Recorder:
             video, meta = video_and_meta
             indices = meta["frames_indices"]
             indices = indices.tolist() if hasattr(indices, "tolist") else list(indices)
-            self.last_fetch = {"video": os.path.basename(ele["video"]), "indices": indices,
-                               "fps": meta["fps"]}  # fmt: skip
+            self.last_fetch = {
+                "video": os.path.basename(ele["video"]),
+                "indices": indices,
+                "fps": meta["fps"],
+            }
             if kwargs.get("return_video_metadata"):
                 return out
             return (video, out[1]) if kwargs.get("return_video_sample_fps") else video
@@ -167,12 +180,16 @@ class Recorder:
             buffer = io.BytesIO()
             image.save(buffer, format="PNG")
             key = f"{fetch['video']}:{fetch['indices'][position]}:{image.width}x{image.height}"
-            self.images.setdefault(key, {
-                "width": image.width, "height": image.height,
-                "index": fetch["indices"][position],
-                "time": fetch["indices"][position] / fetch["fps"],
-                "digest": digest(buffer.getvalue()),
-            })  # fmt: skip
+            self.images.setdefault(
+                key,
+                {
+                    "width": image.width,
+                    "height": image.height,
+                    "index": fetch["indices"][position],
+                    "time": fetch["indices"][position] / fetch["fps"],
+                    "digest": digest(buffer.getvalue()),
+                },
+            )
             out.append(key)
         return out
 
@@ -206,8 +223,9 @@ class ScriptedEngine:
             ids = self.tokenizer.encode(reply["text"]) + ([EOS] if reply["stopped"] else [])
         else:
             ids = [*self.tokenizer.encode(E.SUB_REPLY), EOS]
-        return types.SimpleNamespace(output_tokens=ids, output_logprobs=[0.0] * len(ids),
-                                     output_versions=[0] * len(ids))  # fmt: skip
+        return types.SimpleNamespace(
+            output_tokens=ids, output_logprobs=[0.0] * len(ids), output_versions=[0] * len(ids)
+        )
 
 
 def load(root: Path, recorder: Recorder):
@@ -262,10 +280,15 @@ def main() -> int:
     gconfig = types.SimpleNamespace(temperature=0.7, max_new_tokens=2048)
     gconfig.new = lambda **kwargs: gconfig
     config = workflow.HierarchicalAgentConfig(
-        max_turns=3, enable_subagents="crop_video",
+        max_turns=3,
+        enable_subagents="crop_video",
         subagents_kwargs={"crop_video": {"timeout": 120, "debug_mode": False}},
-        nframes=64, fps=1, max_pixels=50176, min_pixels=784, max_frames=64,
-    )  # fmt: skip
+        nframes=64,
+        fps=1,
+        max_pixels=50176,
+        min_pixels=784,
+        max_frames=64,
+    )
     out = []
     for episode in E.rl_episodes():
         os.environ.update(E.RL_RECIPES[episode["recipe"]])

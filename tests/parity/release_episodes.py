@@ -38,63 +38,92 @@ ITEMS = {
         "video": "fx_a",
         "gold": "B",
         "row": {
-            "video_id": "001", "duration": "short", "domain": "Knowledge",
-            "sub_category": "Humanity & History", "url": "https://www.youtube.com/watch?v=fx_a",
-            "videoID": "fx_a", "question_id": "001-1", "task_type": "Counting Problem",
+            "video_id": "001",
+            "duration": "short",
+            "domain": "Knowledge",
+            "sub_category": "Humanity & History",
+            "url": "https://www.youtube.com/watch?v=fx_a",
+            "videoID": "fx_a",
+            "question_id": "001-1",
+            "task_type": "Counting Problem",
             "question": "How many squares cross the frame?",
-            "options": ["A. One.", "B. Two.", "C. Three.", "D. Four."], "answer": "B",
+            "options": ["A. One.", "B. Two.", "C. Three.", "D. Four."],
+            "answer": "B",
         },
     },
     "longvideobench": {
         "video": "fx_b",
         "gold": "C",
         "row": {
-            "video_id": "fx_b", "id": "fx_b_0", "video_path": "fx_b.mp4", "subtitle_path": "",
-            "question": "Which colour is the moving block?", "option0": "red", "option1": "green",
-            "option2": "blue", "option3": "yellow", "option4": "N/A", "correct_choice": 2,
-            "duration": 20.0, "duration_group": 15, "question_category": "S2A",
-            "topic_category": "KS-Knowledge", "starting_timestamp_for_subtitles": 0.0,
+            "video_id": "fx_b",
+            "id": "fx_b_0",
+            "video_path": "fx_b.mp4",
+            "subtitle_path": "",
+            "question": "Which colour is the moving block?",
+            "option0": "red",
+            "option1": "green",
+            "option2": "blue",
+            "option3": "yellow",
+            "option4": "N/A",
+            "correct_choice": 2,
+            "duration": 20.0,
+            "duration_group": 15,
+            "question_category": "S2A",
+            "topic_category": "KS-Knowledge",
+            "starting_timestamp_for_subtitles": 0.0,
         },
     },
     "lvbench": {
         "video": "fx_e",
         "gold": "A",
         "row": {
-            "uid": "7001", "video_path": "fx_e.mp4", "key": "fx_e", "type": "documentary",
+            "uid": "7001",
+            "video_path": "fx_e.mp4",
+            "key": "fx_e",
+            "type": "documentary",
             "question": "What happens first?\n(A) A square appears\n(B) The screen goes dark"
             "\n(C) A circle appears\n(D) Nothing",
-            "answer": "A", "question_type": ["event understanding"], "time_reference": "00:02",
+            "answer": "A",
+            "question_type": ["event understanding"],
+            "time_reference": "00:02",
         },
     },
     "mlvu": {
         "video": "fx_c",
         "gold": "D",
         "row": {
-            "video_name": "fx_c.mp4", "question": "What shape is shown at the end?",
-            "candidates": ["circle", "triangle", "star", "square"], "answer": "square",
-            "task_type": "needle", "duration": 9.0,
+            "video_name": "fx_c.mp4",
+            "question": "What shape is shown at the end?",
+            "candidates": ["circle", "triangle", "star", "square"],
+            "answer": "square",
+            "task_type": "needle",
+            "duration": 9.0,
         },
     },
     "mmvu": {
         "video": "fx_b",
         "gold": "E",
         "row": {
-            "id": "mmvu-1", "question_type": "multiple-choice",
+            "id": "mmvu-1",
+            "question_type": "multiple-choice",
             "video": "https://huggingface.co/datasets/yale-nlp/MMVU/resolve/main/videos/Art/fx_b.mp4",
             "question": "Which motion does the block follow?",
             "choices": {"A": "circle", "B": "zigzag", "C": "spiral", "D": "none", "E": "line"},
-            "answer": "E", "metadata": {"subject": "Art"},
+            "answer": "E",
+            "metadata": {"subject": "Art"},
         },
     },
     "mmvu_short": {  # a 2 s video: the release's 64-frame overview fails, crops still work
         "video": "fx_d",
         "gold": "A",
         "row": {
-            "id": "mmvu-2", "question_type": "multiple-choice",
+            "id": "mmvu-2",
+            "question_type": "multiple-choice",
             "video": "https://huggingface.co/datasets/yale-nlp/MMVU/resolve/main/videos/Art/fx_d.mp4",
-            "question": "Is anything shown?", "choices": {"A": "yes", "B": "no", "C": "", "D": "",
-                                                        "E": ""},
-            "answer": "A", "metadata": {"subject": "Art"},
+            "question": "Is anything shown?",
+            "choices": {"A": "yes", "B": "no", "C": "", "D": "", "E": ""},
+            "answer": "A",
+            "metadata": {"subject": "Art"},
         },
     },
     "charades": {
@@ -102,7 +131,7 @@ ITEMS = {
         "gold": [2.1, 6.4],
         "row": {"video": "fx_a.mp4", "caption": "person opens a door.", "timestamp": [2.1, 6.4]},
     },
-}  # fmt: skip
+}
 
 # The release's dataset names -> the fixture items each holds.
 RELEASE_DATASETS = {
@@ -197,8 +226,16 @@ def episodes() -> list[dict]:
     out = []
 
     def add(dataset, item, mode, channel, name):
-        out.append({"id": f"{dataset}-{item}-{mode}-{channel}-{name}", "dataset": dataset,
-                    "item": item, "mode": mode, "channel": channel, "script": name})  # fmt: skip
+        out.append(
+            {
+                "id": f"{dataset}-{item}-{mode}-{channel}-{name}",
+                "dataset": dataset,
+                "item": item,
+                "mode": mode,
+                "channel": channel,
+                "script": name,
+            }
+        )
 
     for dataset, items in RELEASE_DATASETS.items():
         item = items[0]
@@ -236,8 +273,10 @@ def release_layout(hf_home: Path) -> dict[str, str]:
     for name in ("fx_b", "fx_d"):
         _link(name, hf_home / f"mmvu/videos/Art/{name}.mp4")
     _link("fx_a", hf_home / "charades_sta/Charades_v1_480/fx_a.mp4")
-    return {"PARAVT_MLVU_VIDEO_DIR": str(hf_home / "MLVU/video"),
-            "PARAVT_MMVU_VIDEO_DIR": str(hf_home / "mmvu")}  # fmt: skip
+    return {
+        "PARAVT_MLVU_VIDEO_DIR": str(hf_home / "MLVU/video"),
+        "PARAVT_MMVU_VIDEO_DIR": str(hf_home / "mmvu"),
+    }
 
 
 def project_layout(root: Path, dataset: str, item: str) -> tuple[str, Path, dict]:
@@ -265,16 +304,25 @@ def project_layout(root: Path, dataset: str, item: str) -> tuple[str, Path, dict
     if dataset == "lvbench":
         data.mkdir(parents=True)
         qa = {k: row[k] for k in ("uid", "question", "answer", "question_type", "time_reference")}
-        line = {"key": row["key"], "type": row["type"], "video_info": {"duration_minutes": 0.5},
-                "qa": [qa]}  # fmt: skip
+        line = {
+            "key": row["key"],
+            "type": row["type"],
+            "video_info": {"duration_minutes": 0.5},
+            "qa": [qa],
+        }
         (data / "video_info.meta.jsonl").write_text(json.dumps(line) + "\n")
         _link(spec["video"], data / "videos" / f"{row['key']}.mp4")
         return "lvbench", data, {}
     if dataset == "mlvu":
         (data / "json").mkdir(parents=True)
-        record = {"video": row["video_name"], "duration": row["duration"],
-                  "question": row["question"], "candidates": row["candidates"],
-                  "answer": row["answer"], "question_type": "findNeedle"}  # fmt: skip
+        record = {
+            "video": row["video_name"],
+            "duration": row["duration"],
+            "question": row["question"],
+            "candidates": row["candidates"],
+            "answer": row["answer"],
+            "question_type": "findNeedle",
+        }
         (data / "json" / "2_needle.json").write_text(json.dumps([record]))
         _link(spec["video"], data / "video" / "2_needle" / row["video_name"])
         return "mlvu", data, {}
@@ -303,8 +351,11 @@ RL_ROWS = {  # ParaVT RL parquet rows: prompt (with the <video> placeholder), vi
     "rl_mcq": {
         "prompt": [
             {"role": "system", "content": RL_SYSTEM},
-            {"role": "user", "content": "<video>\nWhich colour is the block at the end?\n"
-             "A. red\nB. blue\nC. green\nD. white"},
+            {
+                "role": "user",
+                "content": "<video>\nWhich colour is the block at the end?\n"
+                "A. red\nB. blue\nC. green\nD. white",
+            },
         ],
         "videos": [{"video": "fx_a.mp4"}],
         "extra_info": json.dumps({"answer": "B", "question_type": "mcq"}),
@@ -314,10 +365,12 @@ RL_ROWS = {  # ParaVT RL parquet rows: prompt (with the <video> placeholder), vi
         "videos": [{"video": "fx_e.mp4"}],
         "extra_info": json.dumps({"answer": "[15.0, 30.0]", "question_type": "tvg"}),
     },
-}  # fmt: skip
+}
 SUB_REPLY = "A coloured block slides from left to right across a dark frame."
-RL_RECIPES = {"paragrpo": {"THINK_PREFIX": "1", "ANSWER_SUFFIX": "1"},
-              "vanilla": {"THINK_PREFIX": "0", "ANSWER_SUFFIX": "0"}}  # fmt: skip
+RL_RECIPES = {
+    "paragrpo": {"THINK_PREFIX": "1", "ANSWER_SUFFIX": "1"},
+    "vanilla": {"THINK_PREFIX": "0", "ANSWER_SUFFIX": "0"},
+}
 
 
 def rl_script(name: str, row: str) -> list[dict]:
@@ -349,8 +402,10 @@ def rl_script(name: str, row: str) -> list[dict]:
         ]
     if name == "unclosed":  # the last call cut off by the token cap, after complete JSON
         call = json.dumps({"name": "crop_video", "arguments": {"start_time": 2, "end_time": 5}})
-        return [{"text": think + "<tool_call>\n" + call, "stopped": False},
-                {"text": answer, "stopped": True}]  # fmt: skip
+        return [
+            {"text": think + "<tool_call>\n" + call, "stopped": False},
+            {"text": answer, "stopped": True},
+        ]
     if name == "tool_code":
         code = f"<tool_code>crop_video(start_time=1, end_time={round(d / 2, 1)})</tool_code>"
         return [{"text": think + code, "stopped": True}, {"text": answer, "stopped": True}]
@@ -361,10 +416,22 @@ def rl_episodes() -> list[dict]:
     out = []
     for recipe in RL_RECIPES:
         for name in ("direct", "parallel", "every_turn", "odd_windows", "unclosed", "tool_code"):
-            out.append({"id": f"rl-{recipe}-rl_mcq-{name}", "recipe": recipe, "row": "rl_mcq",
-                        "script": name})  # fmt: skip
-        out.append({"id": f"rl-{recipe}-rl_bare-parallel", "recipe": recipe, "row": "rl_bare",
-                    "script": "parallel"})  # fmt: skip
+            out.append(
+                {
+                    "id": f"rl-{recipe}-rl_mcq-{name}",
+                    "recipe": recipe,
+                    "row": "rl_mcq",
+                    "script": name,
+                }
+            )
+        out.append(
+            {
+                "id": f"rl-{recipe}-rl_bare-parallel",
+                "recipe": recipe,
+                "row": "rl_bare",
+                "script": "parallel",
+            }
+        )
     return out
 
 
@@ -380,9 +447,14 @@ def rl_replies(episode: dict) -> list[dict]:
 def fixture_data_root(root: Path) -> Path:
     """One item per benchmark, each in its published layout, under ``root/<benchmark>``: the
     ``--data-root`` of ``app.py eval table1`` on fixture data."""
-    for dataset, item in (("videomme", "videomme"), ("longvideobench", "longvideobench"),
-                          ("lvbench", "lvbench"), ("mlvu", "mlvu"), ("mmvu", "mmvu"),
-                          ("charades", "charades")):  # fmt: skip
+    for dataset, item in (
+        ("videomme", "videomme"),
+        ("longvideobench", "longvideobench"),
+        ("lvbench", "lvbench"),
+        ("mlvu", "mlvu"),
+        ("mmvu", "mmvu"),
+        ("charades", "charades"),
+    ):
         _, data, _ = project_layout(root / "_items", dataset, item)
         target = root / dataset
         if not target.exists():

@@ -42,10 +42,21 @@ def default_parts(episode: dict, recipe: str) -> dict[str, float | None]:
     turns = [s.prefill + t if s.prefill else t for t in episode["turns"]]
     ran = sum(len(parse(t).valid_calls) for t in turns[:-1])
     target = tuple(episode["gold"]) if episode["kind"] == "grounding" else episode["gold"]
-    parts = total_reward(turns, kind=KINDS[episode["kind"]], target=target, executed_calls=ran,
-                         tool_responses=ran, letters="ABCDE", settings=s)  # fmt: skip
-    return {"acc_reward": parts.accuracy, "format_reward": parts.format,
-            "tool_reward": parts.tool, "total": parts.total}  # fmt: skip
+    parts = total_reward(
+        turns,
+        kind=KINDS[episode["kind"]],
+        target=target,
+        executed_calls=ran,
+        tool_responses=ran,
+        letters="ABCDE",
+        settings=s,
+    )
+    return {
+        "acc_reward": parts.accuracy,
+        "format_reward": parts.format,
+        "tool_reward": parts.tool,
+        "total": parts.total,
+    }
 
 
 # --- reasons ----------------------------------------------------------------------------------
@@ -157,13 +168,25 @@ def table() -> list[dict]:
             gold = source[item["id"].removeprefix("rw-").removesuffix("-cut")]["gold"]
             graded = {**episode, "gold": gold}
             ran = sum(len(parse(t).valid_calls) for t in episode["turns"][:-1])
-            facts = {"episode": graded, "recipe": recipe,
-                     "release": item["out"], "default": default_parts(graded, recipe),
-                     "text": episode["completion"], "ran": ran}  # fmt: skip
+            facts = {
+                "episode": graded,
+                "recipe": recipe,
+                "release": item["out"],
+                "default": default_parts(graded, recipe),
+                "text": episode["completion"],
+                "ran": ran,
+            }
             found = reasons(facts)
             if found:
-                rows.append({"id": item["id"], "recipe": recipe, "release": item["out"],
-                             "default": facts["default"], "reasons": found})  # fmt: skip
+                rows.append(
+                    {
+                        "id": item["id"],
+                        "recipe": recipe,
+                        "release": item["out"],
+                        "default": facts["default"],
+                        "reasons": found,
+                    }
+                )
     return rows
 
 

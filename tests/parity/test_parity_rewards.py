@@ -79,8 +79,9 @@ def test_an_episode_cut_off_at_its_token_cap_is_rewarded_as_the_release_rewards_
         target = tuple(gold) if episode["kind"] == "grounding" else gold
         kind = {"mc": "multiple_choice"}.get(episode["kind"], episode["kind"])
         kind = "open_ended" if kind == "open" else kind
-        parts = total_reward(turns, kind=kind, target=target, settings=settings,
-                             stopped=episode["stopped"])  # fmt: skip
+        parts = total_reward(
+            turns, kind=kind, target=target, settings=settings, stopped=episode["stopped"]
+        )
         assert parts.total == pytest.approx(item["out"]["total"], abs=1e-12), item["id"]
         assert parts.tool == pytest.approx(item["out"]["tool_reward"], abs=1e-12), item["id"]
         credited += item["out"]["tool_reward"] > 0

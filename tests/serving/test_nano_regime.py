@@ -46,7 +46,10 @@ def test_knobs_the_caller_did_not_set_come_from_the_regime():
     fitted, warnings = fit_context(Context(), NANO.to_dict())
     assert warnings == []
     assert (fitted.overview_frames, fitted.overview_max_pixels, fitted.crop_max_pixels) == (
-        4, 128 * 96, 128 * 96)  # fmt: skip
+        4,
+        128 * 96,
+        128 * 96,
+    )
     assert (fitted.crop_max_frames, fitted.max_new_tokens, fitted.summary_max_tokens) == (
         12,
         256,
@@ -83,7 +86,10 @@ async def test_a_cli_run_is_fitted_to_the_served_regime_and_warned_once(caplog):
                 context = await served_context(args, Context(), llm)
     assert server.authorizations == ["Bearer sk-test-key"]  # the first GET /v1/models
     assert (context.overview_frames, context.max_new_tokens, context.crop_max_frames) == (
-        64, 2048, 12)  # fmt: skip
+        64,
+        2048,
+        12,
+    )
     (record,) = caplog.records
     assert "outside the regime the served model was trained for" in record.message
     assert "64 overview frames (trained on 4, 8 and 16)" in record.message
@@ -104,8 +110,18 @@ async def test_without_its_key_the_model_list_is_refused_not_ignored():
 
 @pytest.mark.parametrize("frames", [4, 8, 16])
 def test_every_trained_count_is_inside(frames):
-    assert graph_regime.regime_warnings(
-        Context(overview_frames=frames, overview_max_pixels=12288, crop_max_pixels=12288,
-                crop_max_frames=12, max_new_tokens=256, summary_max_tokens=48, max_parallel=4),
-        NANO.to_dict(),
-    ) == []  # fmt: skip
+    assert (
+        graph_regime.regime_warnings(
+            Context(
+                overview_frames=frames,
+                overview_max_pixels=12288,
+                crop_max_pixels=12288,
+                crop_max_frames=12,
+                max_new_tokens=256,
+                summary_max_tokens=48,
+                max_parallel=4,
+            ),
+            NANO.to_dict(),
+        )
+        == []
+    )

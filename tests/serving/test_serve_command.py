@@ -80,9 +80,19 @@ def test_sglang_command_options(tmp_path, monkeypatch):
 
 def test_dry_run_prints_the_sglang_command():
     done = app(
-        "--sglang", "--checkpoint", QWEN, "--sglang-python", "/envs/sglang/bin/python",
-        "--port", "31000", "--tp", "4", "--max-images", "128", "--dry-run",
-    )  # fmt: skip
+        "--sglang",
+        "--checkpoint",
+        QWEN,
+        "--sglang-python",
+        "/envs/sglang/bin/python",
+        "--port",
+        "31000",
+        "--tp",
+        "4",
+        "--max-images",
+        "128",
+        "--dry-run",
+    )
     assert done.returncode == 0, done.stderr
     expected = sglang_command(
         QWEN, python="/envs/sglang/bin/python", port=31000, tp=4, max_images=128
@@ -192,22 +202,45 @@ def test_scripted_process_serves_for_the_block_and_stops_after():
 
 def test_dry_run_of_data_parallel_prints_each_replica_and_the_router(monkeypatch):
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    done = app("--sglang", "--checkpoint", QWEN, "--sglang-python", "/envs/sglang/bin/python",
-               "--dp", "3", "--port", "31000", "--host", "0.0.0.0", "--dry-run")  # fmt: skip
+    done = app(
+        "--sglang",
+        "--checkpoint",
+        QWEN,
+        "--sglang-python",
+        "/envs/sglang/bin/python",
+        "--dp",
+        "3",
+        "--port",
+        "31000",
+        "--host",
+        "0.0.0.0",
+        "--dry-run",
+    )
     assert done.returncode == 0, done.stderr
     *replicas, router = done.stdout.strip().splitlines()
     assert len(replicas) == 3
     for rank, line in enumerate(replicas):
         words = shlex.split(line.removesuffix(" &"))
         assert words[0] == f"CUDA_VISIBLE_DEVICES={rank}"
-        expected = sglang_command(QWEN, python="/envs/sglang/bin/python", host="127.0.0.1",
-                                  port=31001 + rank)  # fmt: skip
+        expected = sglang_command(
+            QWEN, python="/envs/sglang/bin/python", host="127.0.0.1", port=31001 + rank
+        )
         assert words[1:] == expected
     assert shlex.split(router) == [
-        "/envs/sglang/bin/python", "-m", "smg.launch_router", "--host", "0.0.0.0",
-        "--port", "31000", "--policy", "cache_aware", "--worker-urls",
-        "http://127.0.0.1:31001", "http://127.0.0.1:31002", "http://127.0.0.1:31003",
-    ]  # fmt: skip
+        "/envs/sglang/bin/python",
+        "-m",
+        "smg.launch_router",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "31000",
+        "--policy",
+        "cache_aware",
+        "--worker-urls",
+        "http://127.0.0.1:31001",
+        "http://127.0.0.1:31002",
+        "http://127.0.0.1:31003",
+    ]
 
 
 def test_data_parallel_needs_sglang_and_enough_gpus(monkeypatch):

@@ -86,10 +86,15 @@ def _content(events: list[Any]) -> list[str]:
     [
         {"messages": _frames(), "temperature": 0, "max_tokens": 24},
         {"messages": TEXT_ONLY, "temperature": 1.0, "seed": 5, "max_tokens": 160},
-        {"messages": TEXT_ONLY, "temperature": 1.0, "seed": 6, "max_tokens": 96,
-         "skip_special_tokens": True},
+        {
+            "messages": TEXT_ONLY,
+            "temperature": 1.0,
+            "seed": 6,
+            "max_tokens": 96,
+            "skip_special_tokens": True,
+        },
     ],
-)  # fmt: skip
+)
 def test_streamed_text_and_usage_equal_the_unstreamed(server, request_):
     plain = _plain(server, **request_)
     events = _stream(server, stream_options={"include_usage": True}, **request_)
@@ -118,9 +123,12 @@ def test_a_stop_string_cuts_the_stream_where_it_cuts_the_text(server):
 
 @pytest.mark.parametrize(
     ("change", "expected"),
-    [({"logprobs": True}, "stream"), ({"return_token_ids": True}, "stream"),
-     ({"max_tokens": 10**6}, "context")],
-)  # fmt: skip
+    [
+        ({"logprobs": True}, "stream"),
+        ({"return_token_ids": True}, "stream"),
+        ({"max_tokens": 10**6}, "context"),
+    ],
+)
 def test_errors_before_generation_are_plain_400s(server, change, expected):
     body = {"model": "tiny", "messages": TEXT_ONLY, "stream": True, **change}
     response = server.post("/chat/completions", json=body)

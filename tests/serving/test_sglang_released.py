@@ -50,8 +50,11 @@ def test_the_packages_are_the_pinned_releases():
 
 
 def test_one_server_s_flags_are_sglang_s():
-    args = parse_server(sglang_command(QWEN, python="python", host="0.0.0.0", port=31000, tp=2,
-                                       chat_template="qwen2-vl"))  # fmt: skip
+    args = parse_server(
+        sglang_command(
+            QWEN, python="python", host="0.0.0.0", port=31000, tp=2, chat_template="qwen2-vl"
+        )
+    )
     assert args.model_path == QWEN and args.host == "0.0.0.0" and args.port == 31000
     assert args.tp_size == 2 and args.context_length == 32768
     assert args.mem_fraction_static == pytest.approx(0.85)
@@ -65,8 +68,12 @@ def test_data_parallel_replicas_and_the_router_parse_as_released(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7")
     parallel = sglang_dp.plan(
         lambda port: sglang_command(QWEN, python="python", host="127.0.0.1", port=port, tp=2),
-        python="python", dp=2, tp=2, host="0.0.0.0", port=30000,
-    )  # fmt: skip
+        python="python",
+        dp=2,
+        tp=2,
+        host="0.0.0.0",
+        port=30000,
+    )
     replicas = [parse_server(w.command) for w in parallel.workers]
     assert [(a.host, a.port, a.tp_size) for a in replicas] == [
         ("127.0.0.1", 30001, 2),
@@ -84,7 +91,6 @@ def test_smg_serve_cannot_take_dp_size_with_this_sglang():
     ``--dp-size`` replaces smg's, and the launcher then has no ``data_parallel_size``. If a
     release fixes it, this fails, and ``smg serve`` may be the simpler path."""
     _, args, _ = smg_serve.parse_serve_args(
-        ["--backend", "sglang", "--connection-mode", "http", "--dp-size", "2",
-         "--model-path", QWEN]
-    )  # fmt: skip
+        ["--backend", "sglang", "--connection-mode", "http", "--dp-size", "2", "--model-path", QWEN]
+    )
     assert not hasattr(args, "data_parallel_size") and args.dp_size == 2

@@ -13,6 +13,12 @@ CALLS = (
 
 
 def data_of(prompt) -> dict:
-    return {"id": prompt.id, "video": prompt.video, "question": prompt.question,
-            "target": prompt.target, "options": list(prompt.options), "kind": prompt.kind,
-            "prompt": prompt.prompt}  # fmt: skip
+    return {
+        "id": prompt.id,
+        "video": prompt.video,
+        "question": prompt.question,
+        "target": prompt.target,
+        "options": list(prompt.options),
+        "kind": prompt.kind,
+        "prompt": prompt.prompt,
+    }

@@ -65,18 +65,34 @@ class Cluster:
 
     def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [str(self.bin / args[0]), *args[1:]], user=self.run_as, check=check,
-            capture_output=True, text=True, cwd=self.folder, timeout=120,
-        )  # fmt: skip
+            [str(self.bin / args[0]), *args[1:]],
+            user=self.run_as,
+            check=check,
+            capture_output=True,
+            text=True,
+            cwd=self.folder,
+            timeout=120,
+        )
 
     def init(self) -> None:
         pwfile = self.folder / "pw"
         pwfile.write_text(PASSWORD + "\n")
         self._chown(pwfile)
         self._run(
-            "initdb", "-D", str(self.data), "-U", USER, "--pwfile", str(pwfile),
-            "--auth", "scram-sha-256", "-E", "UTF8", "--locale", "C",
-        )  # fmt: skip
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            USER,
+            "--pwfile",
+            str(pwfile),
+            "--auth",
+            "scram-sha-256",
+            "-E",
+            "UTF8",
+            "--locale",
+            "C",
+        )
         pwfile.unlink()
         conf = self.data / "postgresql.conf"
         with conf.open("a") as out:
@@ -90,8 +106,7 @@ class Cluster:
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60", "start")
 
     def stop(self, mode: str = "fast") -> None:
-        self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop",
-                  check=False)  # fmt: skip
+        self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop", check=False)
 
     def create_database(self, name: str | None = None) -> str:
         """A new empty database; returns its URL."""

@@ -10,8 +10,16 @@ import pytest
 
 from agents import prompts, sub_turn
 
-_SYNONYMS = {"video": "recording", "frames": "stills", "window": "span", "question": "query",
-             "Describe": "Report", "seconds": "secs", "You": "Thou", "answer": "reply"}  # fmt: skip
+_SYNONYMS = {
+    "video": "recording",
+    "frames": "stills",
+    "window": "span",
+    "question": "query",
+    "Describe": "Report",
+    "seconds": "secs",
+    "You": "Thou",
+    "answer": "reply",
+}
 _WORD = re.compile(r"(?<![</])\b(" + "|".join(_SYNONYMS) + r")\b(?!>)")  # not inside a tag
 PREFIX = "(Reworded.) "
 
@@ -39,8 +47,9 @@ def reword_templates(monkeypatch: pytest.MonkeyPatch) -> None:
     main_system, user_content = prompts.main_system_prompt, prompts.main_user_content
     forced, sub_messages = prompts.forced_answer_text, prompts.subagent_messages
     monkeypatch.setattr(prompts, "main_system_prompt", lambda *a, **k: reword(main_system(*a, **k)))
-    monkeypatch.setattr(prompts, "main_user_content",
-                        lambda *a, **k: _reworded_content(user_content(*a, **k)))  # fmt: skip
+    monkeypatch.setattr(
+        prompts, "main_user_content", lambda *a, **k: _reworded_content(user_content(*a, **k))
+    )
     monkeypatch.setattr(prompts, "forced_answer_text", lambda *a, **k: reword(forced(*a, **k)))
     monkeypatch.setattr(prompts, "subagent_messages", messages(sub_messages))
     monkeypatch.setattr(sub_turn, "verify_messages", messages(sub_turn.verify_messages))

@@ -53,14 +53,28 @@ def langgraph_dev(home: Path, endpoint: str, media: Path, api_key: str | None = 
     if api_key is not None:
         env["PARAVT_API_KEY"] = api_key
     langgraph = Path(sys.executable).with_name("langgraph")
-    command = [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1",
-               "--port", str(port), "--config", str(ROOT / "langgraph.json")]  # fmt: skip
+    command = [
+        str(langgraph),
+        "dev",
+        "--no-browser",
+        "--no-reload",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--config",
+        str(ROOT / "langgraph.json"),
+    ]
     log_path = home / f"studio-{port}.log"
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
-        )  # fmt: skip
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 120
@@ -83,8 +97,11 @@ def langgraph_dev(home: Path, endpoint: str, media: Path, api_key: str | None = 
 def ask(client: httpx.Client, thread_id: str, text: str, **extra) -> dict:
     run = client.post(
         f"/threads/{thread_id}/runs/wait",
-        json={"assistant_id": "paravt", "input": {"messages": [{"type": "human",
-              "content": text}]}, **extra},
-    )  # fmt: skip
+        json={
+            "assistant_id": "paravt",
+            "input": {"messages": [{"type": "human", "content": text}]},
+            **extra,
+        },
+    )
     assert run.status_code == 200, run.text
     return run.json()

@@ -24,18 +24,66 @@ from training.rollout import OBJECTIVES, RLPrompt, Trajectory, Turn  # noqa: E40
 
 ROOT = Path(__file__).resolve().parents[2]
 LOG_FIELDS = {
-    "step", "arm", "objective", "reward", "reward_total", "accuracy", "format", "tool",
-    "f_tau", "kappa", "calls_per_rollout", "calls_emitted", "turns_per_rollout",
-    "response_length", "overview_frames", "answered", "failed", "loss", "clip_fraction", "kl",
-    "ratio_mean", "logprob_gap", "grad_norm", "trained_tokens", "rollouts", "lr",
-    "time_rollout_s", "time_reward_s", "time_update_s", "step_time_s",
-}  # fmt: skip
+    "step",
+    "arm",
+    "objective",
+    "reward",
+    "reward_total",
+    "accuracy",
+    "format",
+    "tool",
+    "f_tau",
+    "kappa",
+    "calls_per_rollout",
+    "calls_emitted",
+    "turns_per_rollout",
+    "response_length",
+    "overview_frames",
+    "answered",
+    "failed",
+    "loss",
+    "clip_fraction",
+    "kl",
+    "ratio_mean",
+    "logprob_gap",
+    "grad_norm",
+    "trained_tokens",
+    "rollouts",
+    "lr",
+    "time_rollout_s",
+    "time_reward_s",
+    "time_update_s",
+    "step_time_s",
+}
 TINY_FLAGS = [
-    "--n-videos", "1", "--video-seconds", "20", "--prompts-per-step", "2", "--group-size", "3",
-    "--max-new-tokens", "8", "--frame-choices", "1", "2", "--full-frames", "2",
-    "--overview-max-pixels", "4096", "--crop-max-frames", "2", "--crop-max-pixels", "4096",
-    "--summary-max-tokens", "8", "--max-turns", "1", "--learning-rate", "1e-3",
-]  # fmt: skip
+    "--n-videos",
+    "1",
+    "--video-seconds",
+    "20",
+    "--prompts-per-step",
+    "2",
+    "--group-size",
+    "3",
+    "--max-new-tokens",
+    "8",
+    "--frame-choices",
+    "1",
+    "2",
+    "--full-frames",
+    "2",
+    "--overview-max-pixels",
+    "4096",
+    "--crop-max-frames",
+    "2",
+    "--crop-max-pixels",
+    "4096",
+    "--summary-max-tokens",
+    "8",
+    "--max-turns",
+    "1",
+    "--learning-rate",
+    "1e-3",
+]
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +135,9 @@ def test_a_step_changes_the_weights_and_a_flat_batch_does_not(model_dir, data_di
 
     def turn(agent, completion):
         with torch.no_grad():
-            old = token_logprobs(engine.vlm, engine.policy, prompt_ids, completion, {},
-                                 temperature=0.7).tolist()  # fmt: skip
+            old = token_logprobs(
+                engine.vlm, engine.policy, prompt_ids, completion, {}, temperature=0.7
+            ).tolist()
         role = "main" if agent == "main" else "sub_agent"
         return Turn(agent, role, 0, prompt_ids, completion, tuple(old), {}, 0.7)
 
@@ -116,13 +165,29 @@ def test_reward_rises_on_an_easy_objective(model_dir, data_dir, tmp_path):
     """The untrained model's noise varies in its share of even token ids within a group, so
     GRPO has signal from step 0; within 24 steps the share climbs well above chance."""
     run = RunConfig(
-        model=str(model_dir), out=str(tmp_path), data=str(data_dir), steps=24,
-        prompts_per_step=2, objective="even_tokens",
-    )  # fmt: skip
-    algo = ParaGRPOConfig(arm="para_grpo", group_size=4, max_new_tokens=16, learning_rate=1e-2,
-                          frame_choices=(2, 4), full_frames=4, kl_coef=0.01)  # fmt: skip
-    context = Context(overview_max_pixels=4096, crop_max_frames=2, crop_max_pixels=4096,
-                      summary_max_tokens=8, max_turns=1)  # fmt: skip
+        model=str(model_dir),
+        out=str(tmp_path),
+        data=str(data_dir),
+        steps=24,
+        prompts_per_step=2,
+        objective="even_tokens",
+    )
+    algo = ParaGRPOConfig(
+        arm="para_grpo",
+        group_size=4,
+        max_new_tokens=16,
+        learning_rate=1e-2,
+        frame_choices=(2, 4),
+        full_frames=4,
+        kl_coef=0.01,
+    )
+    context = Context(
+        overview_max_pixels=4096,
+        crop_max_frames=2,
+        crop_max_pixels=4096,
+        summary_max_tokens=8,
+        max_turns=1,
+    )
     rewards = [line["reward"] for line in read_log(grpo.train(run, algo, context))]
     first, last = sum(rewards[:5]) / 5, sum(rewards[-5:]) / 5
     print(f"even-token share: first 5 steps {first:.3f}, last 5 steps {last:.3f}")
@@ -153,30 +218,54 @@ def test_objectives_table():
 
 def test_cli_help_is_the_field_help(model_dir, tmp_path):
     run, algo, context = parse_args(
-        ["--model", "m", "--out", "o", "--arm", "gating", "--frame-choices", "4", "8",
-         "--max-turns", "2", "--no-train-subagents", "--temperature", "0.9"]
-    )  # fmt: skip
+        [
+            "--model",
+            "m",
+            "--out",
+            "o",
+            "--arm",
+            "gating",
+            "--frame-choices",
+            "4",
+            "8",
+            "--max-turns",
+            "2",
+            "--no-train-subagents",
+            "--temperature",
+            "0.9",
+        ]
+    )
     assert (run.model, algo.arm, algo.frame_choices) == ("m", "gating", (4, 8))
     assert (context.max_turns, algo.temperature, algo.train_subagents) == (2, 0.9, False)
     for owned_by_the_arm in ("--think-prefix", "--overview-frames=8", "--top-p=0.9"):
         with pytest.raises(SystemExit):
             parse_args(["--model", "m", "--out", "o", owned_by_the_arm])
     helped = subprocess.run(
-        [sys.executable, "-m", "training.cpu_grpo", "--help"], capture_output=True, text=True,
-        cwd=ROOT, timeout=120,
-    )  # fmt: skip
+        [sys.executable, "-m", "training.cpu_grpo", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert helped.returncode == 0
     text = " ".join(helped.stdout.split())
-    snippets = ("Rollouts per prompt (G).", "What advantages come from.", "--objective",
-                "Most frames per window", "--arm {grpo,anchoring,gating,para_grpo}")  # fmt: skip
+    snippets = (
+        "Rollouts per prompt (G).",
+        "What advantages come from.",
+        "--objective",
+        "Most frames per window",
+        "--arm {grpo,anchoring,gating,para_grpo}",
+    )
     for snippet in snippets:
         assert snippet in text, snippet
 
 
 def test_plot_writes_a_png(tmp_path):
     for arm in ("grpo", "para_grpo"):
-        rows = [{"step": s, "arm": arm, "f_tau": s / 10, "kappa": None if s == 0 else 0.1 * s}
-                for s in range(6)]  # fmt: skip
+        rows = [
+            {"step": s, "arm": arm, "f_tau": s / 10, "kappa": None if s == 0 else 0.1 * s}
+            for s in range(6)
+        ]
         (tmp_path / arm).mkdir()
         (tmp_path / arm / "grpo.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "fig" / "curves.png"

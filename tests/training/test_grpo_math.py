@@ -162,8 +162,14 @@ def test_draw_frames_does_not_depend_on_the_process():
     code = f"from training.gating import draw_frames; print([draw_frames(i) for i in {ids!r}])"
     for salt in ("1", "2"):
         env = {"PYTHONHASHSEED": salt, "PATH": ""}
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                             cwd=Path(__file__).parents[2], check=True)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=Path(__file__).parents[2],
+            check=True,
+        )
         assert out.stdout.strip() == str(here)
 
 
@@ -223,7 +229,11 @@ def test_config_defaults_and_help():
     config = ParaGRPOConfig()
     assert (config.group_size, config.temperature, config.max_new_tokens) == (8, 0.7, 2048)
     assert (config.learning_rate, config.clip_eps, config.grad_clip, config.kl_coef) == (
-        2e-6, 0.2, 1.0, 0.01)  # fmt: skip
+        2e-6,
+        0.2,
+        1.0,
+        0.01,
+    )
     assert (config.lambda_fmt, config.lambda_anchor) == (1.0, 0.5)
     assert all(f.metadata.get("help") for f in dataclasses.fields(ParaGRPOConfig))
     context = config.rollout_context("q", epoch=3)
@@ -234,8 +244,17 @@ def test_config_defaults_and_help():
 
 def test_departures_are_documented():
     doc = para_grpo.__doc__
-    for term in ("Think Prefix", "Answer Suffix", "anchor", "nFrames Gating", "masked",
-                 "Token-level", "KL coefficient 0.01", "cannot be judged", "release"):  # fmt: skip
+    for term in (
+        "Think Prefix",
+        "Answer Suffix",
+        "anchor",
+        "nFrames Gating",
+        "masked",
+        "Token-level",
+        "KL coefficient 0.01",
+        "cannot be judged",
+        "release",
+    ):
         assert term in doc, term
     source = Path(para_grpo.__file__).read_text()
     assert "arm ==" not in source and "elif" not in source  # arms are a registry, not branches

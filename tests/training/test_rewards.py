@@ -134,9 +134,22 @@ def test_anchor_reward(turns, expected):
     assert anchor_reward(turns) == pytest.approx(expected)
 
 
-_SOUP = ["<think>", "</think>", "<answer>", "</answer>", "<tool_call>", "</tool_call>", "{}",
-         '{"name": "crop_video", "arguments": {}}', "<tool_response>", "B", " because it moves",
-         "\n", "<|im_start|>", "<tool_code>f(x)</tool_code>"]  # fmt: skip
+_SOUP = [
+    "<think>",
+    "</think>",
+    "<answer>",
+    "</answer>",
+    "<tool_call>",
+    "</tool_call>",
+    "{}",
+    '{"name": "crop_video", "arguments": {}}',
+    "<tool_response>",
+    "B",
+    " because it moves",
+    "\n",
+    "<|im_start|>",
+    "<tool_code>f(x)</tool_code>",
+]
 
 
 @settings(max_examples=300, deadline=None)
@@ -250,8 +263,14 @@ def test_total_reward():
     assert tools.total == pytest.approx(2.8)
     wrong = total_reward(ANSWER, kind=MC, target="C", executed_calls=1, tool_responses=1)
     assert wrong.total == pytest.approx(1.3)
-    scaled = total_reward(ANSWER, kind=MC, target="B", executed_calls=0, tool_responses=0,
-                          settings=RewardSettings(lambda_fmt=0.5))  # fmt: skip
+    scaled = total_reward(
+        ANSWER,
+        kind=MC,
+        target="B",
+        executed_calls=0,
+        tool_responses=0,
+        settings=RewardSettings(lambda_fmt=0.5),
+    )
     assert scaled.total == 1.5
     degenerate = total_reward(DEGENERATE, kind=MC, target="B", executed_calls=1, tool_responses=1)
     assert degenerate == rewards.RewardParts(0.0, 0.0, 0.0, 0.0, degenerate=True)
@@ -261,8 +280,9 @@ def test_total_reward():
 
 def test_trl_functions():
     generated = [f"{THINK}\n</think>\n<answer>B</answer>", "B", f"{THINK}\n</think>\n{CALL}"]
-    columns = dict(kind=[MC] * 3, target=["B", "B", "C"], executed_calls=[0, 0, 1],
-                   tool_responses=[0, 0, 1])  # fmt: skip
+    columns = dict(
+        kind=[MC] * 3, target=["B", "B", "C"], executed_calls=[0, 0, 1], tool_responses=[0, 0, 1]
+    )
     assert rewards.accuracy_rewards(generated, **columns) == [1.0, 1.0, 0.0]
     assert rewards.format_rewards(generated, **columns) == [1.0, 0.0, 0.8]
     assert rewards.tool_rewards(generated, **columns) == [0.0, 0.0, 0.3]

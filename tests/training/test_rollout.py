@@ -56,8 +56,14 @@ def vlm(tmp_path_factory):
 
 @pytest.fixture
 def prompt(needle_video):
-    return RLPrompt("needle-mc", needle_video.path, "Which colour?", ("A. red", "B. blue"),
-                    "multiple_choice", "A")  # fmt: skip
+    return RLPrompt(
+        "needle-mc",
+        needle_video.path,
+        "Which colour?",
+        ("A. red", "B. blue"),
+        "multiple_choice",
+        "A",
+    )
 
 
 def frame_messages(video_path: str, n: int = 2) -> list[dict]:
@@ -73,8 +79,9 @@ def ask(messages, params, prefill=None) -> ModelRequest:
 
 def recompute(vlm, prompt_ids, completion_ids, vision, temperature):
     with torch.no_grad():
-        return token_logprobs(vlm, vlm.model, prompt_ids, completion_ids, vision,
-                              temperature=temperature)  # fmt: skip
+        return token_logprobs(
+            vlm, vlm.model, prompt_ids, completion_ids, vision, temperature=temperature
+        )
 
 
 @pytest.mark.parametrize("temperature", [0.7, 0.0])
@@ -102,9 +109,12 @@ async def test_the_recorder_renders_and_samples_as_the_server_does(vlm, needle_v
     )
     body = {
         "messages": [*messages, {"role": "assistant", "content": THINK_PREFIX}],
-        "continue_final_message": True, "add_generation_prompt": False,
-        "temperature": 0.0, "max_tokens": 10, "return_token_ids": True,
-    }  # fmt: skip
+        "continue_final_message": True,
+        "add_generation_prompt": False,
+        "temperature": 0.0,
+        "max_tokens": 10,
+        "return_token_ids": True,
+    }
     with TestClient(create_app(vlm.model.name_or_path)) as client:
         reply = client.post("/v1/chat/completions", json=body).json()
     assert tuple(reply["prompt_token_ids"]) == done.prompt_token_ids
@@ -116,8 +126,11 @@ async def test_seeded_rollouts_are_reproducible_and_differ_between_seeds(vlm, ne
     params = SamplingParams(temperature=1.0, max_tokens=12)
 
     async def sample(seed):
-        return (await RecordingChatModel(vlm, seed=seed).complete(
-            ask(frame_messages(needle_video.path), params))).token_ids  # fmt: skip
+        return (
+            await RecordingChatModel(vlm, seed=seed).complete(
+                ask(frame_messages(needle_video.path), params)
+            )
+        ).token_ids
 
     assert await sample(1) == await sample(1) != await sample(2)
 
@@ -141,8 +154,14 @@ class ScriptedFirstTurn(RecordingChatModel):
             tok.convert_tokens_to_ids("<|im_end|>"),
         ]
         with torch.no_grad():
-            logp = token_logprobs(self.vlm, self.vlm.model, prompt.input_ids, ids, prompt.vision,
-                                  temperature=settings.temperature)  # fmt: skip
+            logp = token_logprobs(
+                self.vlm,
+                self.vlm.model,
+                prompt.input_ids,
+                ids,
+                prompt.vision,
+                temperature=settings.temperature,
+            )
         return EngineCompletion(ids, CALL, "stop", [{"logprob": float(v)} for v in logp])
 
 
@@ -155,9 +174,14 @@ async def test_trajectories_mask_tool_responses_and_the_prefill(
     recorder = ScriptedFirstTurn(vlm, seed=0)
     context = replace(SMALL, think_prefix=True)
     result = await run_question(
-        compile_graph(recorder, board), board, video_path=prompt.video, question=prompt.question,
-        options=prompt.options, kind=prompt.kind, context=context,
-    )  # fmt: skip
+        compile_graph(recorder, board),
+        board,
+        video_path=prompt.video,
+        question=prompt.question,
+        options=prompt.options,
+        kind=prompt.kind,
+        context=context,
+    )
     traj = build_trajectory(prompt, 0, context, result.trace, recorder)
     tok = vlm.tokenizer
     first, second = traj.turns
@@ -192,12 +216,19 @@ async def test_gating_shares_the_frame_count_within_a_group(vlm, needle_video, b
     algo = ParaGRPOConfig(arm="para_grpo", group_size=3, max_new_tokens=8, frame_choices=(1, 2, 3))
     recorder = RecordingChatModel(vlm)
     ids = [f"q{i}" for i in range(6)]
-    groups = await asyncio.gather(*(
-        rollout_group(recorder, board, RLPrompt(pid, needle_video.path, "Which colour?", (),
-                                                "open_ended", "red"),
-                      algo.rollout_context(pid, base=SMALL), group_size=3, seed=0)
-        for pid in ids
-    ))  # fmt: skip
+    groups = await asyncio.gather(
+        *(
+            rollout_group(
+                recorder,
+                board,
+                RLPrompt(pid, needle_video.path, "Which colour?", (), "open_ended", "red"),
+                algo.rollout_context(pid, base=SMALL),
+                group_size=3,
+                seed=0,
+            )
+            for pid in ids
+        )
+    )
     counts = []
     for pid, group in zip(ids, groups, strict=True):
         drawn = draw_frames(pid, choices=(1, 2, 3))

@@ -26,8 +26,13 @@ from training.trl.grpo import TRLRunConfig  # noqa: E402
 from training.trl.trainer import ParaVTGRPOTrainer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-SMALL = Context(overview_max_pixels=4096, crop_max_frames=2, crop_max_pixels=4096,
-                summary_max_tokens=16, max_turns=1)  # fmt: skip
+SMALL = Context(
+    overview_max_pixels=4096,
+    crop_max_frames=2,
+    crop_max_pixels=4096,
+    summary_max_tokens=16,
+    max_turns=1,
+)
 CALL = '{"name": "crop_video", "arguments": {"start_time": 0, "end_time": 5}}'
 
 
@@ -48,8 +53,9 @@ def data_dir(tmp_path_factory):
 
 
 def run_config(model_dir, data_dir, out, **kw) -> TRLRunConfig:
-    return TRLRunConfig(model=str(model_dir), output_dir=str(out), data=str(data_dir),
-                        n_videos=0, threads=1, **kw)  # fmt: skip
+    return TRLRunConfig(
+        model=str(model_dir), output_dir=str(out), data=str(data_dir), n_videos=0, threads=1, **kw
+    )
 
 
 # --- episode -> rows, as pure functions ------------------------------------------------------
@@ -62,8 +68,10 @@ def turn(prompt, completion, agent="main", vision=None):
 
 
 def image(n_rows, value):
-    return {"pixel_values": torch.full((n_rows, 3), value),
-            "image_grid_thw": torch.tensor([[1, 2, n_rows // 2]])}  # fmt: skip
+    return {
+        "pixel_values": torch.full((n_rows, 3), value),
+        "image_grid_thw": torch.tensor([[1, 2, n_rows // 2]]),
+    }
 
 
 def two_images(value):
@@ -89,7 +97,7 @@ def test_turns_chain_exactly_where_the_next_prompt_extends_the_sequence():
         "other pixels for the same image": turn(
             [1, 2, 3, 10, 11, 50], [12], vision=two_images(0.7)
         ),
-    }  # fmt: skip
+    }
     for why, later in cases.items():
         rows = chain_turns([first, later])
         assert [r.turns for r in rows] == [1, 1], why
@@ -168,8 +176,14 @@ class Recorded(ParaVTGRPOTrainer):
 def scripted_step(model_dir, data_dir, out, *, subagents: bool, by_character: bool = False):
     Recorded.seen, Recorded.by_character = [], by_character
     run = run_config(model_dir, data_dir, out, steps=1, prompts_per_step=1, objective="brevity")
-    algo = ParaGRPOConfig(group_size=2, max_new_tokens=64, kl_coef=0.0, train_subagents=subagents,
-                          frame_choices=(2,), full_frames=2)  # fmt: skip
+    algo = ParaGRPOConfig(
+        group_size=2,
+        max_new_tokens=64,
+        kl_coef=0.0,
+        train_subagents=subagents,
+        frame_choices=(2,),
+        full_frames=2,
+    )
     trainer, board = trl_grpo.build_trainer(run, algo, SMALL, trainer_class=Recorded)
     try:
         trainer.train()
@@ -228,8 +242,9 @@ def test_tool_responses_carry_no_loss_and_sub_agents_train_only_when_asked(
 def test_a_turn_whose_ids_do_not_survive_re_rendering_starts_its_own_row(
     model_dir, data_dir, tmp_path
 ):
-    trainer, inputs = scripted_step(model_dir, data_dir, tmp_path, subagents=False,
-                                    by_character=True)  # fmt: skip
+    trainer, inputs = scripted_step(
+        model_dir, data_dir, tmp_path, subagents=False, by_character=True
+    )
     rows = decode_rows(trainer, inputs)
     assert len(rows) == 4, "per episode: turn 1's row (TRL's sample), then turn 2's"
     for trained, masked, n_images, _ in rows[:2]:
@@ -285,8 +300,18 @@ def test_sampling_logprobs_are_what_trl_recomputes_with_the_frames(model_dir, da
 # --- the entry point, end to end ------------------------------------------------------------
 
 
-SMALL_FLAGS = ["--overview-max-pixels", "4096", "--crop-max-frames", "2", "--crop-max-pixels",
-               "4096", "--summary-max-tokens", "16", "--max-turns", "1"]  # fmt: skip
+SMALL_FLAGS = [
+    "--overview-max-pixels",
+    "4096",
+    "--crop-max-frames",
+    "2",
+    "--crop-max-pixels",
+    "4096",
+    "--summary-max-tokens",
+    "16",
+    "--max-turns",
+    "1",
+]
 
 
 @pytest.mark.slow
@@ -297,11 +322,36 @@ def test_the_cli_trains_and_saves_a_model_the_server_serves(model_dir, data_dir,
 
     out = tmp_path / "run"
     command = [
-        sys.executable, "-m", "training.trl.grpo", "--arm", "para_grpo", "--model", str(model_dir),
-        "--output-dir", str(out), "--data", str(data_dir), "--n-videos", "0", "--steps", "2",
-        "--prompts-per-step", "1", "--group-size", "2", "--max-new-tokens", "16",
-        "--frame-choices", "2", "4", "--full-frames", "4", "--threads", "1", *SMALL_FLAGS,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "training.trl.grpo",
+        "--arm",
+        "para_grpo",
+        "--model",
+        str(model_dir),
+        "--output-dir",
+        str(out),
+        "--data",
+        str(data_dir),
+        "--n-videos",
+        "0",
+        "--steps",
+        "2",
+        "--prompts-per-step",
+        "1",
+        "--group-size",
+        "2",
+        "--max-new-tokens",
+        "16",
+        "--frame-choices",
+        "2",
+        "4",
+        "--full-frames",
+        "4",
+        "--threads",
+        "1",
+        *SMALL_FLAGS,
+    ]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [json.loads(line) for line in (out / "grpo.jsonl").read_text().splitlines()]
@@ -319,11 +369,25 @@ def test_the_reward_rises_on_an_easy_objective(model_dir, data_dir, tmp_path):
     TRL's GRPO has signal from step 0; within 24 steps the share climbs well above chance."""
     # One episode at a time: TRL's generation draws every batch from one random stream, so
     # with concurrent episodes a call's tokens depend on the timing that batched it.
-    run = run_config(model_dir, data_dir, tmp_path, steps=24, prompts_per_step=2,
-                     objective="even_tokens", rollout_concurrency=1)  # fmt: skip
+    run = run_config(
+        model_dir,
+        data_dir,
+        tmp_path,
+        steps=24,
+        prompts_per_step=2,
+        objective="even_tokens",
+        rollout_concurrency=1,
+    )
     # lr 2e-2, twice training.cpu_grpo's test: at 1e-2 the share had only reached 0.66 by step 24
-    algo = ParaGRPOConfig(arm="para_grpo", group_size=4, max_new_tokens=16, learning_rate=2e-2,
-                          frame_choices=(2, 4), full_frames=4, kl_coef=0.01)  # fmt: skip
+    algo = ParaGRPOConfig(
+        arm="para_grpo",
+        group_size=4,
+        max_new_tokens=16,
+        learning_rate=2e-2,
+        frame_choices=(2, 4),
+        full_frames=4,
+        kl_coef=0.01,
+    )
     log = trl_grpo.train(run, algo, replace(SMALL, summary_max_tokens=8))
     rewards = [json.loads(line)["reward"] for line in log.read_text().splitlines()]
     first, last = sum(rewards[:5]) / 5, sum(rewards[-5:]) / 5
@@ -356,11 +420,14 @@ def launch(config: str):
         ("accelerate_fsdp2.yaml", {"generation": "vllm-colocate"}, None),
         # transformers' Trainer raises for FSDP's own activation checkpointing together with
         # the activation_checkpointing argument (trainer.py, create_accelerator_and_postprocess)
-        ("accelerate_fsdp2.yaml", {"generation": "vllm-colocate", "gradient_checkpointing": True},
-         "drop --gradient-checkpointing"),
+        (
+            "accelerate_fsdp2.yaml",
+            {"generation": "vllm-colocate", "gradient_checkpointing": True},
+            "drop --gradient-checkpointing",
+        ),
         ("accelerate_fsdp2.yaml", {}, "vllm"),  # sharded forwards with per-rank episodes hang
     ],
-)  # fmt: skip
+)
 def test_each_accelerate_config_launches_what_it_says(config, flags, refused, tmp_path):
     args, env = launch(config)
     kind = {"accelerate_ddp.yaml": "multi_gpu", "accelerate_zero3.yaml": "use_deepspeed"}
@@ -386,8 +453,9 @@ def test_the_gpu_bench_refuses_without_cuda_and_runs_its_code_on_the_cpu(tmp_pat
         assert "Traceback" not in refused.stderr
     out = tmp_path / "smoke.json"
     smoke = [*bench, "--smoke", "--steps", "1", "--group-size", "2", "--max-new-tokens", "8"]
-    done = subprocess.run([*smoke, "--json", str(out)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)  # fmt: skip
+    done = subprocess.run(
+        [*smoke, "--json", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())
     assert report["steps"] == 1 and report["episodes_per_step"] == 4

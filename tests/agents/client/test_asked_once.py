@@ -14,8 +14,9 @@ from agents.protocol import THINK_PREFIX
 from agents.requests import ModelRequest
 from testing.scripted import ScriptedServer
 
-REQUEST = ModelRequest(role="main", messages=[{"role": "user", "content": "?"}],
-                       prefill=THINK_PREFIX)  # fmt: skip
+REQUEST = ModelRequest(
+    role="main", messages=[{"role": "user", "content": "?"}], prefill=THINK_PREFIX
+)
 
 
 def counting_client() -> tuple[Counter[str], httpx.AsyncClient]:

@@ -201,8 +201,11 @@ def test_scripted_server_sends_openai_shaped_chunks(include_usage: bool) -> None
     assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
     assert [c["choices"][0]["delta"]["content"] for c in chunks[1:4]] == ["one ", "two ", "three"]
     assert chunks[4]["choices"][0] | {"logprobs": None} == {
-        "index": 0, "delta": {}, "finish_reason": "stop", "logprobs": None,
-    }  # fmt: skip
+        "index": 0,
+        "delta": {},
+        "finish_reason": "stop",
+        "logprobs": None,
+    }
     if include_usage:
         assert len(chunks) == 6 and chunks[5]["choices"] == []
         assert chunks[5]["usage"] == {"prompt_tokens": 4, "completion_tokens": 3, "total_tokens": 7}

@@ -57,7 +57,8 @@ async def test_a_server_without_tokenize_routes_keeps_the_prefill():
     with ScriptedServer("<answer>A</answer>") as server:
         async with OpenAIChatModel(server.base_url) as llm:
             assert await generation_prompt(llm._post_json, server.base_url, "scripted") is None
-            request = ModelRequest(role="main", messages=[{"role": "user", "content": "?"}],
-                                   prefill=THINK_PREFIX)  # fmt: skip
+            request = ModelRequest(
+                role="main", messages=[{"role": "user", "content": "?"}], prefill=THINK_PREFIX
+            )
             await llm.complete(request)
     assert server.requests[0]["messages"][-1] == {"role": "assistant", "content": THINK_PREFIX}

@@ -51,13 +51,15 @@ def test_a_body_without_token_ids_has_none():
 
 @pytest.mark.parametrize("body", [SGLANG, vllm_body()], ids=["sglang", "vllm"])
 async def test_the_client_reads_them_over_http(body):
-    with ScriptedServer(Reply(raw_body=json.dumps(body).encode(),
-                              headers={"Content-Type": "application/json"})) as server:  # fmt: skip
+    with ScriptedServer(
+        Reply(raw_body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    ) as server:
         async with OpenAIChatModel(server.base_url) as llm:
             request = ModelRequest(
-                role="main", messages=[{"role": "user", "content": "What?"}],
+                role="main",
+                messages=[{"role": "user", "content": "What?"}],
                 params=SamplingParams(return_token_ids=True, logprobs=True),
-            )  # fmt: skip
+            )
             completion = await llm.complete(request)
     assert server.requests[0]["return_token_ids"] is True
     assert completion.token_ids == tuple(CHOICE["response_token_ids"])

@@ -58,11 +58,17 @@ def test_workers_exit_when_their_owner_is_killed_outright(tmp_path):
     from pathlib import Path
 
     owner = subprocess.Popen(
-        [sys.executable, "-c", "from agents.media.decode_pool import decode_processes\n"
-         "import sys, time\nwith decode_processes(1) as pool:\n"
-         "    print(pool.warm(), flush=True)\n    time.sleep(60)\n"],
-        cwd=Path(__file__).resolve().parents[3], stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "from agents.media.decode_pool import decode_processes\n"
+            "import sys, time\nwith decode_processes(1) as pool:\n"
+            "    print(pool.warm(), flush=True)\n    time.sleep(60)\n",
+        ],
+        cwd=Path(__file__).resolve().parents[3],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     worker = int(owner.stdout.readline())
     owner.kill()
     owner.wait()

@@ -98,16 +98,27 @@ async def _rollout(episode: dict, tmp_path):
     row = E.RL_ROWS[episode["row"]]
     prompt = paravt_prompts([row], video_root=E.VIDEOS_DIR)[0]
     prefix = E.RL_RECIPES[episode["recipe"]]["THINK_PREFIX"] == "1"
-    context = Context(protocol="release-rl", think_prefix=prefix, temperature=0.7,
-                      max_new_tokens=2048, max_turns=3)  # fmt: skip
+    context = Context(
+        protocol="release-rl",
+        think_prefix=prefix,
+        temperature=0.7,
+        max_new_tokens=2048,
+        max_turns=3,
+    )
     board = Board(tmp_path / "board.sqlite")
     with ScriptedServer(_responder(episode)) as server:
         async with OpenAIChatModel(server.base_url, model="scripted", max_retries=0) as llm:
             graph = compile_graph(llm, board)
             result = await run_question(
-                graph, board, video_path=prompt.video, question=prompt.question,
-                kind=prompt.kind, prompt=prompt.prompt, system=prompt.system, context=context,
-            )  # fmt: skip
+                graph,
+                board,
+                video_path=prompt.video,
+                question=prompt.question,
+                kind=prompt.kind,
+                prompt=prompt.prompt,
+                system=prompt.system,
+                context=context,
+            )
         requests = list(server.requests)
     board.close()
     return requests, result.trace

@@ -46,9 +46,15 @@ def test_ctrl_c_of_a_run_on_the_cli_s_loop_is_one_message_and_an_interrupted_run
     pytest.importorskip("uvloop")
     with ScriptedServer("never sent", latency_s=60) as server:  # the first turn hangs
         command = app_command(
-            "run", "--video", needle_video.path, "--question", "What colour?",
-            "--overview-frames", "4", endpoint=server.base_url,
-        )  # fmt: skip
+            "run",
+            "--video",
+            needle_video.path,
+            "--question",
+            "What colour?",
+            "--overview-frames",
+            "4",
+            endpoint=server.base_url,
+        )
         child = subprocess.Popen(
             command, env=app_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )

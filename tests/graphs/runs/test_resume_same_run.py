@@ -75,6 +75,7 @@ def test_the_resume_hint_follows_only_failures_a_resume_can_fix(capsys, needle_v
         code, err = run(capsys, needle_video.path, tmp_path, flaky.base_url)
         assert code == 0 and "answer 'A'" in err  # the resume got past it
     with ScriptedServer(Reply(status=400, text="the request is too long")) as refusing:
-        code, err = cli(capsys, *question(needle_video.path, tmp_path / "b", "--endpoint",
-                                          refusing.base_url))  # fmt: skip
+        code, err = cli(
+            capsys, *question(needle_video.path, tmp_path / "b", "--endpoint", refusing.base_url)
+        )
     assert code == 1 and "too long" in err and "resume it" not in err

@@ -53,8 +53,18 @@ def board(location):
 
 
 def note(key: str, turn: int = 0, index: int = 0, content: str = "red circle") -> Note:
-    return Note(run_id="r1", key=key, author="sub_agent", turn=turn, call_index=index, start=0.0,
-                end=10.0, frames=[0.5, 1.5], content=content, prompt_tokens=5)  # fmt: skip
+    return Note(
+        run_id="r1",
+        key=key,
+        author="sub_agent",
+        turn=turn,
+        call_index=index,
+        start=0.0,
+        end=10.0,
+        frames=[0.5, 1.5],
+        content=content,
+        prompt_tokens=5,
+    )
 
 
 def start(board, run_id: str = "r1") -> None:
@@ -75,8 +85,7 @@ def test_notes_are_written_once_and_read_in_call_order(board):
 def test_a_runs_source_is_kept_and_read_back(board):
     """Where a question came from (an lmms-eval task and doc id) is stored with its run."""
     source = {"harness": "lmms-eval", "task": "videomme", "doc_id": 7}
-    board.start_run("r1", video="v.mp4", question="q?", settings={}, thread_id="r1",
-                    source=source)  # fmt: skip
+    board.start_run("r1", video="v.mp4", question="q?", settings={}, thread_id="r1", source=source)
     start(board, "r2")
     assert board.run("r1")["source"] == source
     assert {r["run_id"]: r["source"] for r in board.runs()} == {"r1": source, "r2": {}}
@@ -142,10 +151,14 @@ def test_finishing_an_unregistered_run_writes_nothing(board):
 
 def test_a_killed_owner_s_run_is_interrupted_and_a_live_one_left_alone(location):
     procs = [
-        subprocess.Popen([sys.executable, "-c", START_AND_WAIT, *location, run_id],
-                         cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", START_AND_WAIT, *location, run_id],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         for run_id in ("dead-run", "live-run")
-    ]  # fmt: skip
+    ]
     dead, live = procs
     try:
         assert [p.stdout.readline().strip() for p in procs] == ["started", "started"]
@@ -174,8 +187,9 @@ def test_a_run_of_another_host_lives_while_its_lease_is_renewed(pg_url):
     start(board, "there")
     elsewhere = owners.Owner("another-host", "", 1, "")
     with board.connection() as conn:  # as if another host's process had started it
-        conn.execute("update paravt_runs set owner = %s where run_id = 'there'",
-                     [elsewhere.to_json()])  # fmt: skip
+        conn.execute(
+            "update paravt_runs set owner = %s where run_id = 'there'", [elsewhere.to_json()]
+        )
         board._disown("there")
     assert board.mark_stale_interrupted() == [] and board.run_is_live("there")
     time.sleep(1.5)  # this process renews "here" every 0.2 s; nobody renews "there"

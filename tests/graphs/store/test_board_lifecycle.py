@@ -132,10 +132,12 @@ def test_a_version_1_board_is_migrated_and_its_running_runs_interrupted(tmp_path
             "question text, settings text, status text, answer text, error text, "
             "started_at float, finished_at float)"
         )
-        conn.execute("insert into runs values ('old', 't', 'v', 'q', '{}', 'running', "
-                     "null, null, 1.0, null)")  # fmt: skip
-        conn.execute("insert into runs values ('done', 't', 'v', 'q', '{}', 'answered', "
-                     "'A', null, 1.0, 2.0)")  # fmt: skip
+        conn.execute(
+            "insert into runs values ('old', 't', 'v', 'q', '{}', 'running', null, null, 1.0, null)"
+        )
+        conn.execute(
+            "insert into runs values ('done', 't', 'v', 'q', '{}', 'answered', 'A', null, 1.0, 2.0)"
+        )
     board = Board(path)
     assert board.run("old")["status"] == "interrupted"
     assert board.run("done")["status"] == "answered"
@@ -151,10 +153,18 @@ def test_a_version_2_board_gains_the_source_column(tmp_path):
             "question text, settings text, status text, answer text, error text, "
             "started_at float, finished_at float, owner text)"
         )
-        conn.execute("insert into runs values ('old', 't', 'v', 'q', '{}', 'answered', "
-                     "'A', null, 1.0, 2.0, null)")  # fmt: skip
+        conn.execute(
+            "insert into runs values ('old', 't', 'v', 'q', '{}', 'answered', "
+            "'A', null, 1.0, 2.0, null)"
+        )
     board = Board(path)
     assert board.run("old")["source"] == {} and board.run("old")["status"] == "answered"
-    board.start_run("new", video="v", question="q", settings={}, thread_id="t",
-                    source={"task": "videomme", "doc_id": 3})  # fmt: skip
+    board.start_run(
+        "new",
+        video="v",
+        question="q",
+        settings={},
+        thread_id="t",
+        source={"task": "videomme", "doc_id": 3},
+    )
     assert board.run("new")["source"] == {"task": "videomme", "doc_id": 3}

@@ -42,11 +42,13 @@ async def test_files_of_langgraphs_async_saver_and_of_this_one_read_back_in_both
     answer = "<think>x</think><answer>A</answer>"
     theirs, ours = tmp_path / "theirs.sqlite", tmp_path / "ours.sqlite"
     async with AsyncSqliteSaver.from_conn_string(str(theirs)) as saver:
-        written = await ask(ScriptedModel(main=[answer]), board, needle_video,
-                            checkpointer=saver, thread_id="a")  # fmt: skip
+        written = await ask(
+            ScriptedModel(main=[answer]), board, needle_video, checkpointer=saver, thread_id="a"
+        )
     async with open_checkpointer(ours) as saver:
-        await ask(ScriptedModel(main=[answer]), board, needle_video, checkpointer=saver,
-                  thread_id="b")  # fmt: skip
+        await ask(
+            ScriptedModel(main=[answer]), board, needle_video, checkpointer=saver, thread_id="b"
+        )
     for path, thread, Reader in ((theirs, "a", None), (ours, "b", AsyncSqliteSaver)):
         config = {"configurable": {"thread_id": thread}}
         if Reader is None:

@@ -168,8 +168,18 @@ def test_a_corrupt_checkpoint_file_is_named_too(capsys, tmp_path, needle_video):
     checkpoints = tmp_path / "checkpoints.sqlite"
     checkpoints.write_bytes(b"\x00garbage" * 500)
     with ScriptedServer("ok</think><answer>A</answer>") as server:
-        code, err = cli(capsys, "--home", str(tmp_path), "--endpoint", server.base_url, "run",
-                        "--video", needle_video.path, "--question", "Colour?")  # fmt: skip
+        code, err = cli(
+            capsys,
+            "--home",
+            str(tmp_path),
+            "--endpoint",
+            server.base_url,
+            "run",
+            "--video",
+            needle_video.path,
+            "--question",
+            "Colour?",
+        )
     message = one_message(err)
     assert code == 2 and f"the checkpoints file {checkpoints} is damaged" in message
     assert f"mv {checkpoints} {checkpoints}.damaged" in message

@@ -52,9 +52,22 @@ event_loop.run(main(*sys.argv[1:]))
 
 
 def run_args(video: str, thread: str) -> list[str]:
-    return ["run", "--video", video, "--question", f"What is shown? ({thread})",
-            "--thread-id", thread, "--max-turns", "1", "--overview-frames", "4",
-            "--crop-max-frames", "4", "--json"]  # fmt: skip
+    return [
+        "run",
+        "--video",
+        video,
+        "--question",
+        f"What is shown? ({thread})",
+        "--thread-id",
+        thread,
+        "--max-turns",
+        "1",
+        "--overview-frames",
+        "4",
+        "--crop-max-frames",
+        "4",
+        "--json",
+    ]
 
 
 def check_every_run_and_note_once(url: str, threads: set[str]) -> None:
@@ -79,14 +92,27 @@ def test_sixteen_app_run_processes_on_a_new_database(tmp_path, pg_url, needle_vi
     with ScriptedServer(crop_then_answer, latency_s=0.05) as server:
         procs = [
             subprocess.Popen(
-                [sys.executable, "-c", AT_BARRIER, str(go), "--env-file", "",
-                 "--endpoint", server.base_url, "--database-url", pg_url,
-                 *run_args(needle_video.path, f"thread-{i}")],
-                cwd=ROOT, env=app_env(tmp_path / "home"), stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, text=True,
+                [
+                    sys.executable,
+                    "-c",
+                    AT_BARRIER,
+                    str(go),
+                    "--env-file",
+                    "",
+                    "--endpoint",
+                    server.base_url,
+                    "--database-url",
+                    pg_url,
+                    *run_args(needle_video.path, f"thread-{i}"),
+                ],
+                cwd=ROOT,
+                env=app_env(tmp_path / "home"),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
             )
             for i in range(16)
-        ]  # fmt: skip
+        ]
         time.sleep(6.0)  # every process has imported app and polls the barrier
         go.touch()
         done = [(p.wait(timeout=300), *p.communicate()) for p in procs]
@@ -100,13 +126,23 @@ def test_sixty_four_concurrent_runs_from_four_processes(pg_url, needle_video):
     with ScriptedServer(crop_then_answer, latency_s=0.1) as server:
         procs = [
             subprocess.Popen(
-                [sys.executable, "-c", SIXTEEN_AT_ONCE, pg_url, server.base_url,
-                 needle_video.path, f"p{k}"],
-                cwd=ROOT, env=app_env(None), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                [
+                    sys.executable,
+                    "-c",
+                    SIXTEEN_AT_ONCE,
+                    pg_url,
+                    server.base_url,
+                    needle_video.path,
+                    f"p{k}",
+                ],
+                cwd=ROOT,
+                env=app_env(None),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 text=True,
             )
             for k in range(4)
-        ]  # fmt: skip
+        ]
         done = [(p.wait(timeout=300), *p.communicate()) for p in procs]
         requests = len(server.requests)
     assert [(code, err[-800:]) for code, _, err in done if code != 0] == []
@@ -134,8 +170,9 @@ def test_a_restart_in_the_middle_of_a_run_is_ridden_out(own_cluster, needle_vide
     url = own_cluster.create_database("board")
     env = app_env(None)
     with ScriptedServer(crop_then_answer, latency_s=1.0) as server:
-        command = app_command("--database-url", url, *run_args(needle_video.path, "t"),
-                              endpoint=server.base_url)  # fmt: skip
+        command = app_command(
+            "--database-url", url, *run_args(needle_video.path, "t"), endpoint=server.base_url
+        )
         restarts = []
 
         def restart() -> None:
@@ -159,8 +196,9 @@ def test_an_outage_longer_than_the_wait_fails_cleanly_and_the_run_resumes(
     url = own_cluster.create_database("board")
     env = app_env(None, PARAVT_DATABASE_RETRY_S="2")
     with ScriptedServer(crop_then_answer, latency_s=1.0) as server:
-        command = app_command("--database-url", url, *run_args(needle_video.path, "t"),
-                              endpoint=server.base_url)  # fmt: skip
+        command = app_command(
+            "--database-url", url, *run_args(needle_video.path, "t"), endpoint=server.base_url
+        )
         watcher = when_sub_agents_are_asked(server, lambda: own_cluster.stop("fast"))
         lost = run_cli(command, env)
         watcher.join(timeout=60)

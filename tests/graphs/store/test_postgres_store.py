@@ -21,9 +21,23 @@ pytestmark = pytest.mark.postgres
 
 
 def run_args(video: str, thread: str, *extra: str) -> list[str]:
-    return ["run", "--video", video, "--question", "What is shown?", "--thread-id", thread,
-            "--max-turns", "1", "--overview-frames", "4", "--crop-max-frames", "4", "--json",
-            *extra]  # fmt: skip
+    return [
+        "run",
+        "--video",
+        video,
+        "--question",
+        "What is shown?",
+        "--thread-id",
+        thread,
+        "--max-turns",
+        "1",
+        "--overview-frames",
+        "4",
+        "--crop-max-frames",
+        "4",
+        "--json",
+        *extra,
+    ]
 
 
 def fails_after_the_crops(body: dict) -> str | Reply:
@@ -41,8 +55,9 @@ def test_a_failed_run_resumes_by_thread_id_without_asking_its_sub_agents_again(
 ):
     env = app_env(None, PARAVT_REQUEST_TIMEOUT="5")
     with ScriptedServer(fails_after_the_crops) as broken:
-        command = app_command("--database-url", pg_url, *run_args(needle_video.path, "th"),
-                              endpoint=broken.base_url)  # fmt: skip
+        command = app_command(
+            "--database-url", pg_url, *run_args(needle_video.path, "th"), endpoint=broken.base_url
+        )
         failed = run_cli(command, env)
     assert failed.returncode == 1 and last_record(failed)["status"] == "failed", failed.stderr
     with ScriptedServer(crop_then_answer) as healthy:
@@ -65,11 +80,13 @@ def test_migrate_copies_a_sqlite_home_once_and_its_threads_resume_there(
     home = tmp_path / "home"
     env = app_env(home, PARAVT_REQUEST_TIMEOUT="5")
     with ScriptedServer(crop_then_answer) as server:
-        done = run_cli(app_command(*run_args(needle_video.path, "done"), endpoint=server.base_url),
-                       env)  # fmt: skip
+        done = run_cli(
+            app_command(*run_args(needle_video.path, "done"), endpoint=server.base_url), env
+        )
     with ScriptedServer(fails_after_the_crops) as server:
-        failed = run_cli(app_command(*run_args(needle_video.path, "open"),
-                                     endpoint=server.base_url), env)  # fmt: skip
+        failed = run_cli(
+            app_command(*run_args(needle_video.path, "open"), endpoint=server.base_url), env
+        )
     assert done.returncode == 0 and failed.returncode == 1
     migrate = app_command("board", "migrate", "--to", pg_url)
     first, second = run_cli(migrate, env), run_cli(migrate, env)
@@ -94,8 +111,9 @@ def test_migrate_copies_a_sqlite_home_once_and_its_threads_resume_there(
     assert exported["sqlite"] == exported["postgres"] and len(exported["sqlite"]) == 2
 
     with ScriptedServer(crop_then_answer) as server:
-        on_pg = app_command("--database-url", pg_url, *run_args(needle_video.path, "open"),
-                            endpoint=server.base_url)  # fmt: skip
+        on_pg = app_command(
+            "--database-url", pg_url, *run_args(needle_video.path, "open"), endpoint=server.base_url
+        )
         resumed = run_cli(on_pg, env)
         asked = Counter("sub_agent" if is_subagent(r) else "main" for r in server.requests)
     assert resumed.returncode == 0 and last_record(resumed)["status"] == "answered"
@@ -134,8 +152,12 @@ def test_migrate_to_a_board_of_a_newer_version_is_refused_before_copying(
     home = tmp_path / "home"
     env = app_env(home)
     with ScriptedServer(crop_then_answer) as server:
-        assert run_cli(app_command(*run_args(needle_video.path, "t"), endpoint=server.base_url),
-                       env).returncode == 0  # fmt: skip
+        assert (
+            run_cli(
+                app_command(*run_args(needle_video.path, "t"), endpoint=server.base_url), env
+            ).returncode
+            == 0
+        )
     PostgresBoard(pg_url).close()
     with psycopg.connect(pg_url) as conn:
         conn.execute("update paravt_meta set value = '7' where key = 'schema_version'")

@@ -15,9 +15,11 @@ def renderer():
     from serving.engine import ChatRenderer, ensure_tiny_model
 
     model = ensure_tiny_model(seed=0)
-    return ChatRenderer(AutoTokenizer.from_pretrained(model),
-                        AutoImageProcessor.from_pretrained(model),
-                        AutoConfig.from_pretrained(model).image_token_id)  # fmt: skip
+    return ChatRenderer(
+        AutoTokenizer.from_pretrained(model),
+        AutoImageProcessor.from_pretrained(model),
+        AutoConfig.from_pretrained(model).image_token_id,
+    )
 
 
 @pytest.fixture(scope="module")

@@ -83,14 +83,21 @@ class FakeEngine:
         if n > 3:
             text += f"<answer>{self.answer}</answer>"
         ids = [*self.tokenizer(text, add_special_tokens=False)["input_ids"], self.end]
-        response = ModelResponse(req.input_ids, ids, [-0.01 * k for k in range(len(ids))],
-                                 [7] * len(ids))  # fmt: skip
+        response = ModelResponse(
+            req.input_ids, ids, [-0.01 * k for k in range(len(ids))], [7] * len(ids)
+        )
         self.responses.append(response)
         return response
 
 
-SMALL = Context(overview_max_pixels=4096, crop_max_frames=2, crop_max_pixels=4096,
-                summary_max_tokens=16, max_turns=1, max_parallel=2)  # fmt: skip
+SMALL = Context(
+    overview_max_pixels=4096,
+    crop_max_frames=2,
+    crop_max_pixels=4096,
+    summary_max_tokens=16,
+    max_turns=1,
+    max_parallel=2,
+)
 
 
 def run(renderer, prompt, tmp_path, answer, **algo):
@@ -98,10 +105,14 @@ def run(renderer, prompt, tmp_path, answer, **algo):
     board = Board(tmp_path / "board.sqlite")
     end = renderer.tokenizer.convert_tokens_to_ids("<|im_end|>")
     workflow = areal_engine.ParaVTEngineWorkflow(
-        renderer, GenerationHyperparameters(), ModelRequest, board,
-        algo=ParaGRPOConfig(frame_choices=(2,), full_frames=2, **algo), context=SMALL,
+        renderer,
+        GenerationHyperparameters(),
+        ModelRequest,
+        board,
+        algo=ParaGRPOConfig(frame_choices=(2,), full_frames=2, **algo),
+        context=SMALL,
         end_ids=[end],
-    )  # fmt: skip
+    )
     try:
         batch = asyncio.run(workflow.arun_episode(engine, data_of(prompt)))
     finally:
@@ -119,8 +130,9 @@ def test_an_episode_is_the_engine_s_own_ids_with_tool_responses_masked(renderer,
     mains = [engine.responses[0], engine.responses[-1]]
     sampled = [t for i, t in enumerate(ids) if mask[i]]
     assert sampled == [t for r in mains for t in r.output_tokens]  # the engine's ids, in order
-    between = renderer.tokenizer.decode([t for i, t in enumerate(ids) if not mask[i]
-                                         and i >= len(first.input_ids)])  # fmt: skip
+    between = renderer.tokenizer.decode(
+        [t for i, t in enumerate(ids) if not mask[i] and i >= len(first.input_ids)]
+    )
     assert "<tool_response>" in between and "A red square." in between  # notes: never trained
     logps = batch["logprobs"][0][batch["loss_mask"][0].bool()].tolist()
     assert logps == pytest.approx([lp for r in mains for lp in r.output_logprobs])
@@ -164,8 +176,10 @@ def test_areal_builds_it_from_workflow_kwargs_and_runs_it(renderer, prompt, tmp_
     class RolloutWorkflow:  # stands in for areal.api.workflow_api.RolloutWorkflow
         async def arun_episode(self, engine, data): ...
 
-    modules = {name: types.ModuleType(name) for name in
-               ("areal", "areal.api", "areal.api.io_struct", "areal.api.workflow_api")}  # fmt: skip
+    modules = {
+        name: types.ModuleType(name)
+        for name in ("areal", "areal.api", "areal.api.io_struct", "areal.api.workflow_api")
+    }
     modules["areal.api.io_struct"].ModelRequest = ModelRequest
     modules["areal.api.workflow_api"].RolloutWorkflow = RolloutWorkflow
     for name, module in modules.items():
@@ -175,12 +189,22 @@ def test_areal_builds_it_from_workflow_kwargs_and_runs_it(renderer, prompt, tmp_
     monkeypatch.setattr("transformers.AutoProcessor.from_pretrained", lambda path: path)
     cls = importlib.import_module("training.areal.engine").ParaVTRolloutWorkflow
     assert issubclass(cls, RolloutWorkflow) and areal_engine.WORKFLOW.endswith(cls.__name__)
-    kwargs = {"gconfig": GenerationHyperparameters(), "tokenizer": model, "processor": model,
-              "board_path": str(tmp_path / "board.sqlite"), "video_root": None,
-              "grpo": {"frame_choices": [2], "full_frames": 2},
-              "context": {"overview_max_pixels": 4096, "crop_max_frames": 2,
-                          "crop_max_pixels": 4096, "summary_max_tokens": 16, "max_turns": 1,
-                          "max_parallel": 2}}  # fmt: skip
+    kwargs = {
+        "gconfig": GenerationHyperparameters(),
+        "tokenizer": model,
+        "processor": model,
+        "board_path": str(tmp_path / "board.sqlite"),
+        "video_root": None,
+        "grpo": {"frame_choices": [2], "full_frames": 2},
+        "context": {
+            "overview_max_pixels": 4096,
+            "crop_max_frames": 2,
+            "crop_max_pixels": 4096,
+            "summary_max_tokens": 16,
+            "max_turns": 1,
+            "max_parallel": 2,
+        },
+    }
     workflow = cls(**pickle.loads(pickle.dumps(kwargs)))  # what a rollout worker receives
     engine = FakeEngine(renderer.tokenizer, prompt.target)
     try:

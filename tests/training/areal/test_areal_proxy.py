@@ -48,20 +48,35 @@ class FakeProxy:
                 "object": "chat.completion",
                 "created": 0,
                 "model": "None",
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": text}}],
-                "usage": {"prompt_tokens": 50, "completion_tokens": len(text.split()),
-                          "total_tokens": 50 + len(text.split())},
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": text},
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": 50,
+                    "completion_tokens": len(text.split()),
+                    "total_tokens": 50 + len(text.split()),
+                },
             },
-        )  # fmt: skip
+        )
 
     def requests(self, sub: bool) -> list[dict[str, Any]]:
         return [b for b in self.bodies if (b["role"] == "sub_agent") == sub]
 
 
 def row(video, **extra) -> dict[str, Any]:
-    return {"id": "q-proxy", "video": video.path, "question": "What colour is the shape?",
-            "options": OPTIONS, "kind": "multiple_choice", "target": "A", **extra}  # fmt: skip
+    return {
+        "id": "q-proxy",
+        "video": video.path,
+        "question": "What colour is the shape?",
+        "options": OPTIONS,
+        "kind": "multiple_choice",
+        "target": "A",
+        **extra,
+    }
 
 
 async def run_agent(proxy: FakeProxy, video, tmp_path, **kwargs) -> tuple[Any, aw.ParaVTAgent]:

@@ -73,9 +73,11 @@ class Engine:
             text = CALLS
         ids = [*self.tokenizer(text, add_special_tokens=False)["input_ids"], self.end]
         return io_struct.ModelResponse(
-            input_tokens=list(req.input_ids), output_tokens=ids,
-            output_logprobs=[-0.1] * len(ids), output_versions=[3] * len(ids),
-        )  # fmt: skip
+            input_tokens=list(req.input_ids),
+            output_tokens=ids,
+            output_logprobs=[-0.1] * len(ids),
+            output_versions=[3] * len(ids),
+        )
 
 
 def workflow(tmp_path, **grpo):
@@ -91,12 +93,21 @@ def workflow(tmp_path, **grpo):
     processor = AutoImageProcessor.from_pretrained(model)
     cls = areal_engine.ParaVTRolloutWorkflow
     return cls(
-        gconfig=cli_args.GenerationHyperparameters(max_new_tokens=64), tokenizer=model,
-        processor=processor, board_path=str(tmp_path / "board.sqlite"), video_root=None,
+        gconfig=cli_args.GenerationHyperparameters(max_new_tokens=64),
+        tokenizer=model,
+        processor=processor,
+        board_path=str(tmp_path / "board.sqlite"),
+        video_root=None,
         grpo={"frame_choices": [2], "full_frames": 2, **grpo},
-        context={"overview_max_pixels": 4096, "crop_max_frames": 2, "crop_max_pixels": 4096,
-                 "summary_max_tokens": 16, "max_turns": 1, "max_parallel": 2},
-    )  # fmt: skip
+        context={
+            "overview_max_pixels": 4096,
+            "crop_max_frames": 2,
+            "crop_max_pixels": 4096,
+            "summary_max_tokens": 16,
+            "max_turns": 1,
+            "max_parallel": 2,
+        },
+    )
 
 
 def grouped(renderer, prompt, tmp_path, answers, **grpo):
@@ -127,8 +138,9 @@ def test_a_group_passes_areal_s_checks_and_its_advantages_are_this_project_s(
     rewards = batch["rewards"]
     assert sorted(rewards.tolist())[2] - sorted(rewards.tolist())[1] >= 1.0  # 2 right, 2 wrong
     # AReaL's normaliser with the config's group setting, population std as group_advantages
-    norm = cli_args.NormConfig(mean_level="group", std_level="group", std_unbiased=False,
-                               group_size=4, eps=1e-6)  # fmt: skip
+    norm = cli_args.NormConfig(
+        mean_level="group", std_level="group", std_unbiased=False, group_size=4, eps=1e-6
+    )
     theirs = areal_data.Normalization(norm)(rewards)
     ours = group_advantages(rewards.view(1, 4), eps=1e-6).view(-1)
     assert torch.allclose(theirs.float(), ours, atol=1e-5)
@@ -163,10 +175,13 @@ def environment(monkeypatch, tmp_path):
     from serving.engine import ensure_tiny_model
 
     model = str(ensure_tiny_model(seed=0))
-    for name, value in {"PARAVT_POLICY": model, "PARAVT_RL_TOKENIZER": model,
-                        "PARAVT_RL_DATA": str(tmp_path / "rl.jsonl"),
-                        "PARAVT_FILEROOT": str(tmp_path / "runs"),
-                        "PARAVT_AREAL_ADMIN_KEY": "test-key"}.items():  # fmt: skip
+    for name, value in {
+        "PARAVT_POLICY": model,
+        "PARAVT_RL_TOKENIZER": model,
+        "PARAVT_RL_DATA": str(tmp_path / "rl.jsonl"),
+        "PARAVT_FILEROOT": str(tmp_path / "runs"),
+        "PARAVT_AREAL_ADMIN_KEY": "test-key",
+    }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("PARAVT_VIDEO_ROOT", raising=False)
     return model
@@ -194,8 +209,16 @@ def test_the_launcher_refuses_before_training_and_names_every_problem(environmen
 
     monkeypatch.setattr("areal.PPOTrainer", never)
     with pytest.raises(SystemExit) as refused:
-        areal_launch.main(["--config", str(CONFIG), "experiment_name=t", "trial_name=t",
-                           "paravt.grpo.train_subagents=true", "gconfig.n_samples=4"])  # fmt: skip
+        areal_launch.main(
+            [
+                "--config",
+                str(CONFIG),
+                "experiment_name=t",
+                "trial_name=t",
+                "paravt.grpo.train_subagents=true",
+                "gconfig.n_samples=4",
+            ]
+        )
     message = str(refused.value)
     assert "gconfig.n_samples is 4; PARA-GRPO needs 8" in message
     assert "train_subagents needs AReaL >= 2.0" in message

@@ -222,12 +222,22 @@ def test_rows_need_an_id_and_resolve_relative_videos():
 
 def test_load_records_probes_videos_and_writes_targets_as_text(needle_video, tmp_path):
     rows = [
-        {"id": "mc", "video": needle_video.path, "question": "q", "options": OPTIONS,
-         "target": {"letter": "B"}},
-        {"id": "tg", "video": needle_video.path, "question": "when?", "kind": "grounding",
-         "target": [12.5, 20]},
+        {
+            "id": "mc",
+            "video": needle_video.path,
+            "question": "q",
+            "options": OPTIONS,
+            "target": {"letter": "B"},
+        },
+        {
+            "id": "tg",
+            "video": needle_video.path,
+            "question": "when?",
+            "kind": "grounding",
+            "target": [12.5, 20],
+        },
         {"id": "oe", "video": needle_video.path, "question": "what?", "target": "a red circle"},
-    ]  # fmt: skip
+    ]
     path = tmp_path / "rl.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     loaded = launch.load_records(path)

@@ -37,8 +37,9 @@ def oracle_traces(tmp_path_factory):
 
 
 def test_a_window_note_names_each_needle_with_its_first_frame_and_the_frame_after():
-    video = SyntheticVideo("v.mp4", 0, 60.0, 1.0, 128, 96,
-                           (Needle(20.0, 23.0, "red", "circle", ""),))  # fmt: skip
+    video = SyntheticVideo(
+        "v.mp4", 0, 60.0, 1.0, 128, 96, (Needle(20.0, 23.0, "red", "circle", ""),)
+    )
     assert window_note(video, [15.0, 18.0, 21.0, 24.0, 27.0], 30.0) == (
         "Seen: red circle from 21 to 24 seconds; the circle is red."
     )
@@ -46,9 +47,13 @@ def test_a_window_note_names_each_needle_with_its_first_frame_and_the_frame_afte
         "Seen: red circle from 21 to 22 seconds;"
     )
     assert window_note(video, [0.0, 5.0, 10.0], 15.0) == NO_SHAPES
-    assert sightings(["red circle from 21 to 24 seconds.", "blue cross from 3 to 5 seconds.",
-                      "red circle from 24 to 27 seconds."]) == {
-        ("blue", "cross"): (3.0, 5.0), ("red", "circle"): (21.0, 27.0)}  # fmt: skip
+    assert sightings(
+        [
+            "red circle from 21 to 24 seconds.",
+            "blue cross from 3 to 5 seconds.",
+            "red circle from 24 to 27 seconds.",
+        ]
+    ) == {("blue", "cross"): (3.0, 5.0), ("red", "circle"): (21.0, 27.0)}
 
 
 def _benchmark_run(job) -> bool:
@@ -74,10 +79,12 @@ def test_oracle_runs_answer_every_question_right_in_the_graphs_trace_format(orac
         item = job.item
         if first.answer is None:  # four parallel calls covering the video, then the answer
             assert [c.arguments for c in first.tool_calls] == [
-                {"start_time": round(q * job.video.duration / 4),
-                 "end_time": round((q + 1) * job.video.duration / 4)}
+                {
+                    "start_time": round(q * job.video.duration / 4),
+                    "end_time": round((q + 1) * job.video.duration / 4),
+                }
                 for q in range(4)
-            ]  # fmt: skip
+            ]
             assert len(subs) == 4 and len(main) == 2
         answer = trace["answer"]
         if item.kind == "grounding":
@@ -100,8 +107,11 @@ def test_a_verified_board_rejects_each_misread_note_and_the_main_agent_looks_aga
     verified = [(j, t) for j, t in zip(jobs, traces, strict=True) if j.board_mode == "verified"]
     assert verified and any(t["misread"] for _, t in verified), "the noise misread some notes"
     for job, trace in verified:
-        verdicts = {c["agent"].split(":", 1)[1]: c["completion"]["text"]
-                    for c in trace["model_calls"] if c["role"] == "verifier"}  # fmt: skip
+        verdicts = {
+            c["agent"].split(":", 1)[1]: c["completion"]["text"]
+            for c in trace["model_calls"]
+            if c["role"] == "verifier"
+        }
         subs = [c["agent"] for c in trace["model_calls"] if c["role"] == "sub_agent"]
         assert sorted(verdicts) == sorted(a.split(":", 1)[1] for a in subs)
         for agent in subs:
@@ -176,24 +186,43 @@ def test_note_rows_see_the_frames_the_graph_decodes_for_each_window(oracle_trace
                 assert call["completion"]["text"] == window_note(job.video, times, note["end"])
 
 
-THREE = {("red", "square"): (3.0, 5.0), ("blue", "circle"): (40.0, 42.0),
-         ("green", "cross"): (80.0, 82.0)}  # fmt: skip
+THREE = {
+    ("red", "square"): (3.0, 5.0),
+    ("blue", "circle"): (40.0, 42.0),
+    ("green", "cross"): (80.0, 82.0),
+}
 
 
 @pytest.mark.parametrize(
     ("kind", "question", "checked", "answer"),
     [
-        ("colour", "What colour is the circle that appears in the video?",
-         ["last is the green cross; the circle? no", "first is the red square; the circle? no",
-          "other is the blue circle; the circle? yes"], "B"),
-        ("shape", "What shape is the red object that appears in the video?",
-         ["last is the green cross; the red one? no",
-          "first is the red square; the red one? yes"], "A"),
-        ("ground", "When does the green cross appear? Give start and end in seconds.",
-         ["last is the green cross from 80 to 82 seconds; the green cross? yes"],
-         "from 80 to 82 seconds"),
+        (
+            "colour",
+            "What colour is the circle that appears in the video?",
+            [
+                "last is the green cross; the circle? no",
+                "first is the red square; the circle? no",
+                "other is the blue circle; the circle? yes",
+            ],
+            "B",
+        ),
+        (
+            "shape",
+            "What shape is the red object that appears in the video?",
+            [
+                "last is the green cross; the red one? no",
+                "first is the red square; the red one? yes",
+            ],
+            "A",
+        ),
+        (
+            "ground",
+            "When does the green cross appear? Give start and end in seconds.",
+            ["last is the green cross from 80 to 82 seconds; the green cross? yes"],
+            "from 80 to 82 seconds",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_lookup_checks_the_last_needle_then_the_first_then_the_others(
     kind, question, checked, answer
 ):
@@ -264,9 +293,26 @@ def test_note_rows_can_ground_every_needle_of_a_plan():
 
 
 def rebuild(out: Path) -> None:
-    command = [sys.executable, "-m", "training.nano.rebuild", "--out", str(out), "--videos", "3",
-               "--note-seeds", "30", "--sft-steps", "2", "--warmup-steps", "2", "2",
-               "--threads", "1", "--stop-after", "sft"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "training.nano.rebuild",
+        "--out",
+        str(out),
+        "--videos",
+        "3",
+        "--note-seeds",
+        "30",
+        "--sft-steps",
+        "2",
+        "--warmup-steps",
+        "2",
+        "2",
+        "--threads",
+        "1",
+        "--stop-after",
+        "sft",
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -316,8 +362,11 @@ def test_where_no_option_fits_the_notes_the_oracle_still_answers_with_a_letter(t
     item = phrasing.phrased(video, random.Random(0), 0, group="describe", options=True)
     assert item.options
     truth = oracle.Truth(video, item, chat=True)
-    seen = next(s for s in (("green", "cross"), ("yellow", "square"), ("blue", "circle"))
-                if not any(f"{s[0]} {s[1]}" in option for option in item.options))  # fmt: skip
+    seen = next(
+        s
+        for s in (("green", "cross"), ("yellow", "square"), ("blue", "circle"))
+        if not any(f"{s[0]} {s[1]}" in option for option in item.options)
+    )
     spans = {seen: (30.0, 34.0)}  # what a scanner of part of the video might report
     assert oracle.reasoning(item, spans, chat=True)[1] is None  # the case: no option fits
     turn = parse(oracle.answer_turn(truth, "The question asks what happens.", spans, "letter"))

@@ -8,8 +8,21 @@ import pytest
 
 from training.nano import rebuild, resume, train
 
-ARGS = ["--videos", "3", "--note-seeds", "30", "--warmup-steps", "2", "2", "--threads", "1",
-        "--stop-after", "sft", "--resume-every", "1"]  # fmt: skip
+ARGS = [
+    "--videos",
+    "3",
+    "--note-seeds",
+    "30",
+    "--warmup-steps",
+    "2",
+    "2",
+    "--threads",
+    "1",
+    "--stop-after",
+    "sft",
+    "--resume-every",
+    "1",
+]
 
 
 class Killed(Exception):

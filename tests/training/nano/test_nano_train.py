@@ -31,8 +31,12 @@ class FixedHidden(torch.nn.Module):
 def batch(labels):
     labels = torch.tensor(labels)
     ones = torch.ones_like(labels)
-    return {"input_ids": ones * 0, "attention_mask": ones, "mm_token_type_ids": ones * 0,
-            "labels": labels}  # fmt: skip
+    return {
+        "input_ids": ones * 0,
+        "attention_mask": ones,
+        "mm_token_type_ids": ones * 0,
+        "labels": labels,
+    }
 
 
 def test_the_loss_is_a_token_mean_with_content_tokens_weighted():
@@ -62,8 +66,9 @@ def test_the_frame_target_pools_each_frames_tokens_and_scores_colour_and_shape()
 
 def test_the_patch_embedding_as_a_product_equals_the_convolution():
     conv = torch.nn.Conv3d(3, 8, kernel_size=(2, 4, 4), stride=(2, 4, 4), bias=True)
-    embed = SimpleNamespace(proj=conv, in_channels=3, temporal_patch_size=2, patch_size=4,
-                            embed_dim=8)  # fmt: skip
+    embed = SimpleNamespace(
+        proj=conv, in_channels=3, temporal_patch_size=2, patch_size=4, embed_dim=8
+    )
     model = SimpleNamespace(model=SimpleNamespace(visual=SimpleNamespace(patch_embed=embed)))
     pixels = torch.randn(5, 3 * 2 * 4 * 4)
     reference = conv(pixels.view(-1, 3, 2, 4, 4)).view(-1, 8)
@@ -80,8 +85,14 @@ def test_sub_agent_batches_balance_colours_and_main_batches_draw_main_rows():
         {"agent": "sub:0:1", "role": "sub_agent", "noise": 0.0, "colours": [c]}
         for c in ("red", "green")
     ]
-    schedule = SFTSchedule(steps=400, sub_batch_rows=10, needle_share=0.5, main_share=0.25,
-                           notes_share=0.0, verify_share=0.0)  # fmt: skip
+    schedule = SFTSchedule(
+        steps=400,
+        sub_batch_rows=10,
+        needle_share=0.5,
+        main_share=0.25,
+        notes_share=0.0,
+        verify_share=0.0,
+    )
     sampler = Sampler(rows, schedule)
     drawn = [sampler.batch(step) for step in range(400)]
     mains = [rows for agent, rows in drawn if agent == "main"]
@@ -97,8 +108,13 @@ def verify_row(note: str, verdict: str) -> dict:
         {"role": "user", "content": [{"type": "text", "text": instruction}]},
         {"role": "assistant", "content": [{"type": "text", "text": verdict}]},
     ]
-    return {"agent": "verify:sub:0:0", "role": "verifier", "noise": 0.0, "colours": [],
-            "messages": messages}  # fmt: skip
+    return {
+        "agent": "verify:sub:0:0",
+        "role": "verifier",
+        "noise": 0.0,
+        "colours": [],
+        "messages": messages,
+    }
 
 
 def test_verifier_batches_balance_right_wrong_and_empty_notes():
@@ -107,11 +123,13 @@ def test_verifier_batches_balance_right_wrong_and_empty_notes():
     rows += [verify_row("Seen: red circle from 3 to 5 seconds.", "SUPPORTED") for _ in range(5)]
     rows += [verify_row("Seen: blue circle from 3 to 5 seconds.", "UNSUPPORTED")]
     rows += [verify_row("A man talks.", "UNCERTAIN")]
-    schedule = SFTSchedule(steps=300, main_share=0.5, notes_share=0.0, verify_share=0.5,
-                           verify_batch_rows=10)  # fmt: skip
+    schedule = SFTSchedule(
+        steps=300, main_share=0.5, notes_share=0.0, verify_share=0.5, verify_batch_rows=10
+    )
     sampler = Sampler(rows, schedule)
-    drawn = [r for agent, b in (sampler.batch(s) for s in range(300)) if agent == "verify"
-             for r in b]  # fmt: skip
+    drawn = [
+        r for agent, b in (sampler.batch(s) for s in range(300)) if agent == "verify" for r in b
+    ]
     kinds = Counter(verify_kind(r) for r in drawn)
     share = {k: kinds[k] / len(drawn) for k in kinds}
     assert abs(share["wrong"] - 0.45) < 0.06 and abs(share["right_needle"] - 0.35) < 0.06
