@@ -25,12 +25,12 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import agents.protocols.release_texts as T
 from agents import prompts
 from agents.main_turn import Ask, Setting, Step
 from agents.media import qwen_frames
 from agents.media.video_probe import VideoInfo, frame_table
 from agents.protocol import ParsedTurn
-from agents.protocols import release_texts as T
 from agents.protocols.base import EpisodeError, PlannedCall, Protocol, Settings, Turn
 from agents.protocols.release_calls import clock_seconds, eval_driver_calls
 from agents.protocols.release_frames import crop_plan, qwen_part, video_of, video_url_part

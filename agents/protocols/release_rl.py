@@ -25,12 +25,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import agents.protocols.release_texts as T
 from agents import prompts
 from agents.main_turn import Ask, Setting, Step
 from agents.media import qwen_frames
 from agents.media.video_probe import VideoInfo, frame_table
 from agents.protocol import THINK_PREFIX, ParsedTurn
-from agents.protocols import release_texts as T
 from agents.protocols.base import PlannedCall, Protocol, Settings, Turn
 from agents.protocols.release_calls import rl_workflow_calls
 from agents.protocols.release_frames import crop_plan, qwen_part

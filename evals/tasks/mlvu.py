@@ -30,11 +30,11 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import evals.tasks.mlvu_mirror as mlvu_mirror
 from evals.formats import read_parquet
 from evals.media import MEDIA_DIRS, MediaIndex
 from evals.sample import RecordError, Sample
 from evals.scorers.mlvu import DEFAULT, LETTERS, MC_TASKS, PROFILES, aggregate, score
-from evals.tasks import mlvu_mirror
 from evals.tasks.base import LoadResult, Task
 
 # ----------------------------------------------------------------------------- loading
