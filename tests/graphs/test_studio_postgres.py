@@ -4,11 +4,6 @@ writes its threads' checkpoints and the board's runs to the same PostgreSQL data
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -17,9 +12,8 @@ import pytest
 
 import app
 from graphs.store.postgres.board import PostgresBoard
-from serving.launch import free_port
 from testing.scripted import ScriptedServer
-from tests.support.studio import ROOT, ask, reply
+from tests.support.studio import ROOT, ask, langgraph_dev, reply
 
 
 def test_the_postgres_config_serves_the_same_graphs_with_its_checkpointer():
@@ -56,57 +50,20 @@ def test_studio_passes_the_url_and_picks_the_postgres_config(monkeypatch):
 def test_a_chat_on_the_server_is_checkpointed_and_boarded_in_postgresql(
     tmp_path, pg_url, needle_video
 ):
-    port = free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("PARAVT_")},
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "true",
-        "LANGSMITH_TRACING": "false",
-        "PARAVT_HOME": str(tmp_path),
-        "PARAVT_DATABASE_URL": pg_url,
-        "PARAVT_MEDIA_ROOTS": str(Path(needle_video.path).parent),
-    }
-    with ScriptedServer(reply) as model_server:
-        env["PARAVT_ENDPOINT"] = model_server.base_url
-        command = [
-            str(Path(sys.executable).with_name("langgraph")),
-            "dev",
-            "--no-browser",
-            "--no-reload",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--config",
-            str(ROOT / "langgraph.postgres.json"),
-        ]
-        log = tmp_path / "server.log"
-        with open(log, "wb") as out:
-            process = subprocess.Popen(
-                command,
-                cwd=ROOT,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        try:
-            url = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-                time.sleep(0.5)
-            with httpx.Client(base_url=url, timeout=120) as client:
-                thread = client.post("/threads", json={}).json()["thread_id"]
-                answer = ask(client, thread, f"{Path(needle_video.path).name} What colour?")
-        finally:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=30)
+    with (
+        ScriptedServer(reply) as model_server,
+        langgraph_dev(
+            tmp_path,
+            model_server.base_url,
+            Path(needle_video.path).parent,
+            config="langgraph.postgres.json",
+            extra_env={"PARAVT_DATABASE_URL": pg_url},
+        ) as (url, _),
+        httpx.Client(base_url=url, timeout=120) as client,
+    ):
+        thread = client.post("/threads", json={}).json()["thread_id"]
+        answer = ask(client, thread, f"{Path(needle_video.path).name} What colour?")
+    log = next(tmp_path.glob("studio-*.log"))
     assert answer["status"] == "answered", log.read_text()[-2000:]
     with psycopg.connect(pg_url) as conn:
         saved = conn.execute("select count(*) from checkpoints where thread_id = %s", [thread])

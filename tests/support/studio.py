@@ -39,10 +39,21 @@ def reply(body: dict) -> str | Reply:
 
 
 @contextmanager
-def langgraph_dev(home: Path, endpoint: str, media: Path, api_key: str | None = None):
+def langgraph_dev(
+    home: Path,
+    endpoint: str,
+    media: Path,
+    api_key: str | None = None,
+    *,
+    config: str = "langgraph.json",
+    extra_env: dict[str, str] | None = None,
+):
+    """`langgraph dev` on ``config`` with its own home, model endpoint and media root: no
+    PARAVT_ setting of the calling shell reaches it, only ``extra_env``."""
     port = free_port()
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if not k.startswith("PARAVT_")},
+        **(extra_env or {}),
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "true",
         "LANGSMITH_TRACING": "false",
@@ -63,7 +74,7 @@ def langgraph_dev(home: Path, endpoint: str, media: Path, api_key: str | None = 
         "--port",
         str(port),
         "--config",
-        str(ROOT / "langgraph.json"),
+        str(ROOT / config),
     ]
     log_path = home / f"studio-{port}.log"
     with open(log_path, "wb") as log:
