@@ -86,6 +86,19 @@ def run_sft(
     return target
 
 
+#: The roles stage (``--base``): SFT from a trained nano on every role's rows, gently, so
+#: what the base does well (the benchmark, the main agent's check of its notes) stays.
+ROLES = {
+    "learning_rate": 7e-4,
+    "unlock": (0.0, 0.0, 0.0),
+    "main_share": 0.3,
+    "notes_share": 0.3,
+    "verify_share": 0.25,
+    "aux_weight": 0.2,
+    "copy_warmup_steps": 0,
+    "vision_warmup_steps": 0,
+}
+
 #: The GRPO arms' settings: a few minutes of rollouts each on one core.
 GRPO = {
     "group_size": 8,
@@ -173,6 +186,13 @@ def main(argv: list[str] | None = None) -> int:
         default=20000,
         help="Train-split plans (after the videos' seeds) that give note-to-answer rows.",
     )
+    parser.add_argument(
+        "--base",
+        type=Path,
+        default=None,
+        help="A trained nano to start from (its tokenizer and weights): the roles stage "
+        "(ROLES) in place of a tokenizer, the warm-ups and SFT from scratch.",
+    )
     parser.add_argument("--sft-steps", type=int, default=train.SFTSchedule.steps)
     parser.add_argument(
         "--warmup-steps",
@@ -182,7 +202,12 @@ def main(argv: list[str] | None = None) -> int:
         default=(train.SFTSchedule.copy_warmup_steps, train.SFTSchedule.vision_warmup_steps),
         help="Steps of the copy and the vision warm-up before SFT (training.nano.warmup).",
     )
-    parser.add_argument("--grpo-steps", type=int, default=50, help="Steps of each GRPO arm.")
+    parser.add_argument(
+        "--grpo-steps",
+        type=int,
+        default=50,
+        help="Steps of each GRPO arm (0: none; the SFT checkpoint is the result).",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--save-every", type=int, default=0, help="SFT step-N/ checkpoints.")
     parser.add_argument(
@@ -214,14 +239,17 @@ def main(argv: list[str] | None = None) -> int:
 
     if mark("data"):
         return 0
-    init = build_init(args.out, rows, args.seed)
+    init = args.base or build_init(args.out, rows, args.seed)
     if mark("init"):
         return 0
-    schedule = replace(
+    start = replace(
         train.SFTSchedule(),
-        steps=args.sft_steps,
         copy_warmup_steps=args.warmup_steps[0],
         vision_warmup_steps=args.warmup_steps[1],
+    )
+    schedule = replace(
+        replace(start, **ROLES) if args.base else start,
+        steps=args.sft_steps,
         seed=args.seed,
         threads=args.threads,
         save_every=args.save_every,
@@ -233,11 +261,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"rebuild: {error}\n")
     if mark("sft"):
         return 0
-    checkpoints = run_arms(
-        args.out, sft, steps=args.grpo_steps, seed=args.seed, threads=args.threads
-    )
-    final = checkpoints["para_grpo"]
-    plot_dynamics(args.out)
+    final = sft
+    if args.grpo_steps:
+        checkpoints = run_arms(
+            args.out, sft, steps=args.grpo_steps, seed=args.seed, threads=args.threads
+        )
+        final = checkpoints["para_grpo"]
+        plot_dynamics(args.out)
     mark("grpo")
     (args.out / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
     if args.ship:

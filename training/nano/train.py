@@ -131,7 +131,12 @@ def train_sft(
     out.mkdir(parents=True, exist_ok=True)
     identity = resume.fingerprint(schedule, len(rows))
     state = resume.load(out, identity)
-    warmed = None if state else warm_up(model, head, tokenizer, processor, collate, rows, schedule)
+    warm = schedule.copy_warmup_steps or schedule.vision_warmup_steps
+    warmed = (
+        warm_up(model, head, tokenizer, processor, collate, rows, schedule)
+        if warm and not state
+        else None
+    )
     sampler = Sampler(rows, schedule)
     params = [*model.named_parameters(), *(("aux." + n, p) for n, p in head.named_parameters())]
     decay = [p for n, p in params if p.ndim >= 2 and "embed" not in n]
