@@ -22,6 +22,7 @@ from agents import benchmark
 from agents.client.completion import EndpointError
 from agents.media import video
 from agents.protocol import THINK_PREFIX
+from agents.question import Question
 from agents.question_rules import check_question
 from agents.synthetic import QAItem, read_manifest
 from agents.terminal_text import plain
@@ -242,10 +243,7 @@ async def _run(
                 graph,
                 board,
                 video_path=video,
-                question=question,
-                options=options,
-                kind=args.kind,
-                prompt=prompt,
+                question=Question(question, tuple(options), args.kind, prompt),
                 context=context,
                 thread_id=args.thread_id,
                 new_thread=args.new_thread,

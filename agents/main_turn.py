@@ -14,18 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agents import prompts
+from agents.question import Question
 from agents.requests import ModelRequest, SamplingParams
-
-
-@dataclass(frozen=True)
-class Ask:
-    """The question, as raw data."""
-
-    question: str
-    options: tuple[str, ...] = ()
-    kind: prompts.QuestionKind | None = None
-    prompt: str | None = None  # a benchmark's own question block, used instead of the default
-    system: str | None = None  # a dataset's own system prompt (the release's RL rows)
 
 
 @dataclass(frozen=True)
@@ -67,7 +57,7 @@ class Setting:
 
 
 def first_user_content(
-    ask: Ask, overview: Mapping[str, Any], *, duration: float | None, answer_now: bool
+    ask: Question, overview: Mapping[str, Any], *, duration: float | None, answer_now: bool
 ) -> list[dict[str, Any]]:
     content = prompts.main_user_content(
         ask.question,
@@ -108,7 +98,7 @@ def replies_content(replies: Sequence[Reply], *, kind, last_turn: bool) -> list[
 
 
 def main_messages(
-    ask: Ask,
+    ask: Question,
     overview: Mapping[str, Any],
     *,
     duration: float | None,
@@ -135,7 +125,7 @@ def main_messages(
 
 
 def main_request(
-    ask: Ask,
+    ask: Question,
     overview: Mapping[str, Any],
     *,
     duration: float | None,

@@ -13,6 +13,8 @@ import av
 import cv2
 import numpy as np
 
+from agents.question import Question
+
 COLORS: dict[str, tuple[int, int, int]] = {
     "red": (255, 0, 0),
     "green": (0, 200, 0),
@@ -66,6 +68,11 @@ class QAItem:
     options: tuple[str, ...]  # "A. red" style; empty unless multiple choice
     answer: str  # letter, "start-end" seconds text, or free text
     target: dict  # {"letter": "B"} | {"start": s, "end": e} | {"text": "..."}
+
+    @property
+    def ask(self) -> Question:
+        """The question as the agent is asked it (the default question block)."""
+        return Question(self.question, self.options, self.kind)  # type: ignore[arg-type]
 
 
 def _plan_needles(

@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from agents.client.llm import OpenAIChatModel  # noqa: E402
 from agents.media import frame_store  # noqa: E402
+from agents.question import Question  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
 from graphs.context import Context  # noqa: E402
@@ -93,7 +94,7 @@ async def one_run(base_url: str, work: Path, seed: int, prefetch: bool) -> dict:
         timed = TimedModel(llm)
         graph = compile_graph(timed, board)
         result = await run_question(
-            graph, board, video_path=path, question="Which shape?", context=context
+            graph, board, video_path=path, question=Question("Which shape?"), context=context
         )
     board.close()
     assert result.status == "answered", result

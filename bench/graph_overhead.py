@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 
 from agents.client.llm import OpenAIChatModel  # noqa: E402
+from agents.question import Question  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
 from graphs.context import Context  # noqa: E402
@@ -63,7 +64,11 @@ async def bench(runs: int, overview_frames: int) -> dict:
             for i in range(runs + 3):
                 start = time.perf_counter()
                 result = await run_question(
-                    graph, board, video_path=video.path, question="Colour?", context=context
+                    graph,
+                    board,
+                    video_path=video.path,
+                    question=Question("Colour?"),
+                    context=context,
                 )
                 elapsed = time.perf_counter() - start
                 assert result.status == "answered", result

@@ -46,9 +46,7 @@ async def ask_all(llm, items: list[Phrased], work: Path, *, concurrency: int = 4
                 graph,
                 board,
                 video_path=item.video,
-                question=item.question,
-                options=item.options,
-                kind="multiple_choice" if item.options else "open_ended",
+                question=item.ask,
                 context=CONTEXT,
             )
         return {

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agents import benchmark
+from agents.question import Question
 from agents.scoring.intervals import iou, parse_interval
 from agents.scoring.letters import extract_letter
 from agents.synthetic import Needle, SyntheticVideo
@@ -126,6 +127,12 @@ class Phrased:
     needles: tuple[Needle, ...] = ()  # the video's needles, in time order
     named: dict = field(default_factory=dict)  # {"colour": ..., "shape": ...} it names
     duration: float = 0.0
+
+    @property
+    def ask(self) -> Question:
+        """The question as a chat asks it (its kind, colour or count, is this set's own)."""
+        kind = "multiple_choice" if self.options else "open_ended"
+        return Question(self.question, self.options, kind)
 
 
 def _needle_text(n: Needle) -> str:

@@ -37,6 +37,7 @@ from rich.console import Console  # noqa: E402
 from agents.client.llm import OpenAIChatModel  # noqa: E402
 from agents.client.transport import default_http_client  # noqa: E402
 from agents.protocol import THINK_PREFIX  # noqa: E402
+from agents.question import Question  # noqa: E402
 from agents.synthetic import make_video  # noqa: E402
 from cli.report import RunDisplay  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
@@ -109,7 +110,12 @@ async def one_run(
         recorder.sent.clear()  # the warm-up's model list and template probe are setup
         started = time.perf_counter()
         result = await run_question(
-            graph, board, video_path=video, question="Colour?", context=context, on_update=display
+            graph,
+            board,
+            video_path=video,
+            question=Question("Colour?"),
+            context=context,
+            on_update=display,
         )
         ran = time.perf_counter() - started
     await http.aclose()

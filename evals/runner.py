@@ -258,10 +258,7 @@ async def _run_sample(
                     graph,
                     board,
                     video_path=sample.media,
-                    question=sample.question,
-                    options=sample.options,
-                    kind=sample.kind,
-                    prompt=prompt,
+                    question=sample.ask(prompt),
                     context=context,
                     run_id=run_id if votes == 1 else f"{run_id}-v{k}",
                 )

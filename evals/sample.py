@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agents.question import Question
+
 Kind = Literal["multiple_choice", "grounding", "open_ended"]
 
 
@@ -22,6 +24,12 @@ class Sample:
     cluster: str = ""  # items sharing a cluster (a video) are not independent
     categories: dict[str, str | list[str]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # task-specific (gold interval, ...)
+
+    def ask(self, prompt: str | None = None) -> Question:
+        """The question as the agent is asked it, with `prompt` as its question block (a
+        protocol's own; the sample's when None)."""
+        block = self.prompt if prompt is None else prompt
+        return Question(self.question, self.options, self.kind, block or None)
 
 
 class RecordError(ValueError):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from langchain_core.messages import HumanMessage
 
+from agents.question import Question
 from agents.question_rules import check_question
 from graphs.admission import MediaRefused, MediaRoots
 from graphs.chat_input import message_text, split_question
@@ -20,16 +21,14 @@ from graphs.state import State
 
 
 @dataclass(frozen=True)
-class Question:
+class Asked:
+    """The question to run now, with the run it starts."""
+
     run_id: str
     video: str
-    question: str
-    options: tuple[str, ...]
-    kind: str
-    prompt: str
+    ask: Question
     human: HumanMessage | None  # the message to add (the older input has none yet)
     asked: int  # human messages on the thread once this one is asked
-    system: str | None = None  # a dataset's own system prompt (the release's RL rows)
     source: dict | None = None  # where the question came from (a harness's task and doc id)
 
 
@@ -37,7 +36,7 @@ def humans(state: State) -> list:
     return [m for m in state.get("messages", []) if m.type == "human"]
 
 
-def next_question(state: State, ctx: Context, media: MediaRoots) -> Question:
+def next_question(state: State, ctx: Context, media: MediaRoots) -> Asked:
     """The question to run now; MediaRefused (with what to do) when there is none to run,
     QuestionRefused (`agents.question_rules`) when it cannot be asked as it is."""
     asked, said = state.get("asked", 0), humans(state)
@@ -49,25 +48,29 @@ def next_question(state: State, ctx: Context, media: MediaRoots) -> Question:
         raise MediaRefused(
             "There is no new question on this thread: send a message with your question."
         )
-    check_question(question.question, question.options, question.kind, prompt=question.prompt)
+    ask = question.ask
+    check_question(ask.question, ask.options, ask.kind, prompt=ask.prompt)
     return question
 
 
-def _input_question(state: State, media: MediaRoots) -> Question:
+def _input_question(state: State, media: MediaRoots) -> Asked:
     """The older ``video`` + ``question`` input (the CLI's, evaluation's)."""
     options = tuple(state.get("options") or ())
     text = state["question"]
     video = media.admit(str(state["video"]))
-    return Question(
-        run_id=state.get("run_id") or uuid.uuid4().hex[:12],
-        video=str(video),
+    ask = Question(
         question=text,
         options=options,
         kind=state.get("kind") or ("multiple_choice" if options else "open_ended"),
-        prompt=state.get("prompt") or "",
+        prompt=state.get("prompt") or None,
+        system=state.get("system") or None,
+    )
+    return Asked(
+        run_id=state.get("run_id") or uuid.uuid4().hex[:12],
+        video=str(video),
+        ask=ask,
         human=HumanMessage(content=text or ""),
         asked=1,
-        system=state.get("system") or None,
         source=state.get("source") or None,
     )
 
@@ -95,15 +98,18 @@ def _chat_question(state, ctx, media: MediaRoots, human, asked: int) -> Question
         "multiple_choice" if options else "open_ended"
     )
     run_id = state.get("run_id") if first else None
-    return Question(
-        run_id=run_id or uuid.uuid4().hex[:12],
-        video=str(video),
+    ask = Question(
         question=asked_now.question,
         options=options,
         kind=kind,
-        prompt=(state.get("prompt") or "") if first else "",
+        prompt=(state.get("prompt") or None) if first else None,
+        system=(state.get("system") or None) if first else None,
+    )
+    return Asked(
+        run_id=run_id or uuid.uuid4().hex[:12],
+        video=str(video),
+        ask=ask,
         human=None,
         asked=asked,
-        system=(state.get("system") or None) if first else None,
         source=(state.get("source") or None) if first else None,
     )

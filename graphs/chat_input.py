@@ -11,23 +11,13 @@ questions about the same video. Which paths may be opened is `graphs.admission`'
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from agents.question import Question
 from graphs.admission import MediaRefused
 
-__all__ = ["ChatQuestion", "MediaRefused", "message_text", "split_question"]
+__all__ = ["MediaRefused", "message_text", "split_question"]
 
 _OPTION = re.compile(r"^\s*\(?([A-J])[.):]\s+(\S.*)$")
-
-
-@dataclass(frozen=True)
-class ChatQuestion:
-    question: str
-    options: tuple[str, ...] = ()
-
-    @property
-    def kind(self) -> str:
-        return "multiple_choice" if self.options else "open_ended"
 
 
 def message_text(content) -> str:
@@ -39,14 +29,17 @@ def message_text(content) -> str:
     )
 
 
-def split_question(text: str) -> ChatQuestion:
-    """The question and its option lines ("A. red" -> "A. red"), in order."""
+def split_question(text: str) -> Question:
+    """The question and its option lines ("A. red" -> "A. red"), in order; multiple choice
+    with two options or more, else open-ended."""
     lines = text.strip().splitlines()
     options = [m for m in (_OPTION.match(line) for line in lines) if m]
     letters = "".join(m[1] for m in options)
     if len(options) >= 2 and letters == "ABCDEFGHIJ"[: len(letters)]:
         stem = [line for line in lines if not _OPTION.match(line)]
-        return ChatQuestion(
-            " ".join(" ".join(stem).split()), tuple(f"{m[1]}. {m[2].strip()}" for m in options)
+        return Question(
+            " ".join(" ".join(stem).split()),
+            tuple(f"{m[1]}. {m[2].strip()}" for m in options),
+            kind="multiple_choice",
         )
-    return ChatQuestion(" ".join(text.split()))
+    return Question(" ".join(text.split()), kind="open_ended")

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agents.main_turn import Ask, Reply, Setting, Step
+from agents.main_turn import Reply, Setting, Step
 from agents.protocol import with_prefix
+from agents.question import Question
 from graphs.context import Context
 from graphs.state import CallRecord, State, ToolResult
 
@@ -24,8 +25,8 @@ def of_run(records: Sequence[Mapping[str, Any]], run_id: str) -> list[Mapping[st
     return [r for r in records if r.get("run_id") == run_id]
 
 
-def ask_of(state: State) -> Ask:
-    return Ask(
+def ask_of(state: State) -> Question:
+    return Question(
         question=state["question"],
         options=tuple(state.get("options") or ()),
         kind=state.get("kind"),

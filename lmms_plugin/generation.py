@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.question import Question
 from evals.media import MediaIndex
 from evals.release_prompts import release_prompt
 from evals.sample import Sample
@@ -44,16 +45,6 @@ log = logging.getLogger(__name__)
 #: gen_kwargs key -> the Context knob it sets.
 GEN_KNOBS = {"max_new_tokens": "max_new_tokens", "temperature": "temperature", "top_p": "top_p"}
 REASONING_END = "</think>"
-
-
-@dataclass(frozen=True)
-class Question:
-    """The question as run_question takes it."""
-
-    question: str
-    options: tuple[str, ...]
-    kind: str
-    prompt: str
 
 
 def gen_knobs(gen_kwargs: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.question import Question
+
 
 @dataclass(frozen=True)
 class RLPrompt:
@@ -23,6 +25,11 @@ class RLPrompt:
     prompt: str | None = None  # the benchmark's question block, as evaluation sends it
     system: str | None = None  # the data's own system prompt (ParaVT's RL rows, release-rl)
     epoch: int = 0
+
+    @property
+    def ask(self) -> Question:
+        """The question as the agent is asked it."""
+        return Question(self.question, self.options, self.kind, self.prompt, self.system)
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any], video_root: str | None = None) -> RLPrompt:

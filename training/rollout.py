@@ -222,11 +222,7 @@ async def rollout_group(
                 graph,
                 board,
                 video_path=prompt.video,
-                question=prompt.question,
-                options=prompt.options,
-                kind=prompt.kind,
-                prompt=prompt.prompt,
-                system=prompt.system,
+                question=prompt.ask,
                 context=RunContext.of(context, fork),  # this rollout samples from its recorder
             )
         return build_trajectory(prompt, index, context, result.trace, fork)

@@ -39,10 +39,11 @@ from pathlib import Path
 from typing import Any
 
 from agents import prompts
-from agents.main_turn import Ask, Setting
+from agents.main_turn import Setting
 from agents.media import video
 from agents.protocol import render_turn
 from agents.protocols import get_protocol
+from agents.question import Question
 from graphs.context import Context, effective
 from graphs.runs.traces import call_role, read_jsonl
 from training.questions import RLPrompt, normalise_target
@@ -175,11 +176,11 @@ def paravt_messages(record: Mapping[str, Any], context: Context | None = None) -
     info = video.probe(record["video"])
     protocol = get_protocol(ctx.protocol)
     if ctx.protocol == "release-rl":  # the release's own prompts: the row's, as written
-        ask = Ask(
+        ask = Question(
             question="", kind=record["kind"], prompt=record["user_text"], system=record["system"]
         )
     else:
-        ask = Ask(question="", kind=record["kind"], prompt=record["prompt"])
+        ask = Question(question="", kind=record["kind"], prompt=record["prompt"])
     request = protocol.main_request(
         ask,
         protocol.overview(info, ctx),

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from typing import Protocol as TypingProtocol
 
-from agents.main_turn import Ask, Setting, Step
+from agents.main_turn import Setting, Step
 from agents.media.video_probe import VideoInfo
 from agents.protocol import ParsedTurn
+from agents.question import Question
 from agents.requests import ModelRequest
 from agents.sub_turn import Window
 
@@ -121,7 +122,7 @@ class Protocol(ABC):
     @abstractmethod
     def main_request(
         self,
-        ask: Ask,
+        ask: Question,
         overview: Mapping[str, Any],
         *,
         duration: float | None,

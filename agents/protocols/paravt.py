@@ -13,11 +13,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agents import prompts
-from agents.main_turn import Ask, Setting, Step, main_request
+from agents.main_turn import Setting, Step, main_request
 from agents.media.sampling import overview_times
 from agents.media.video_probe import VideoInfo
 from agents.protocol import THINK_PREFIX, ParsedTurn, ToolCall
 from agents.protocols.base import PlannedCall, Protocol, Settings, Turn
+from agents.question import Question
 from agents.requests import ModelRequest, SamplingParams
 from agents.sub_turn import Window, subagent_request, window_frames
 from agents.tools import ToolArgumentError, validate_crop
@@ -55,7 +56,7 @@ class ParavtProtocol(Protocol):
             if position >= calls_per_turn:
                 error = (
                     f"{call.name or 'tool'}: refused, at most {calls_per_turn} call(s) per turn; "
-                    "this call was not run. Ask again next turn if you still need this window."
+                    "this call was not run. Question again next turn if you still need this window."
                 )
             else:
                 try:
@@ -68,7 +69,7 @@ class ParavtProtocol(Protocol):
 
     def main_request(
         self,
-        ask: Ask,
+        ask: Question,
         overview: Mapping[str, Any],
         *,
         duration: float | None,

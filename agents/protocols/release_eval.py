@@ -27,13 +27,14 @@ from typing import Any
 
 import agents.protocols.release_texts as T
 from agents import prompts
-from agents.main_turn import Ask, Setting, Step
+from agents.main_turn import Setting, Step
 from agents.media import qwen_frames
 from agents.media.video_probe import VideoInfo, frame_table
 from agents.protocol import ParsedTurn
 from agents.protocols.base import EpisodeError, PlannedCall, Protocol, Settings, Turn
 from agents.protocols.release_calls import clock_seconds, eval_driver_calls
 from agents.protocols.release_frames import crop_plan, qwen_part, video_of, video_url_part
+from agents.question import Question
 from agents.requests import ModelRequest, SamplingParams
 from agents.sub_turn import Window
 
@@ -170,7 +171,7 @@ class ReleaseEvalProtocol(Protocol):
             planned.append(PlannedCall(dict(arguments), start, end, error))
         return planned
 
-    def question_text(self, ask: Ask, video: str, ctx: Settings) -> str:
+    def question_text(self, ask: Question, video: str, ctx: Settings) -> str:
         if ask.prompt:
             text = ask.prompt
         elif ask.kind == "grounding":
@@ -186,7 +187,7 @@ class ReleaseEvalProtocol(Protocol):
 
     def main_request(
         self,
-        ask: Ask,
+        ask: Question,
         overview: Mapping[str, Any],
         *,
         duration: float | None,

@@ -27,13 +27,14 @@ from typing import Any
 
 import agents.protocols.release_texts as T
 from agents import prompts
-from agents.main_turn import Ask, Setting, Step
+from agents.main_turn import Setting, Step
 from agents.media import qwen_frames
 from agents.media.video_probe import VideoInfo, frame_table
 from agents.protocol import THINK_PREFIX, ParsedTurn
 from agents.protocols.base import PlannedCall, Protocol, Settings, Turn
 from agents.protocols.release_calls import rl_workflow_calls
 from agents.protocols.release_frames import crop_plan, qwen_part
+from agents.question import Question
 from agents.requests import ModelRequest, SamplingParams
 from agents.sub_turn import Window
 
@@ -156,7 +157,7 @@ class ReleaseRLProtocol(Protocol):
 
     def main_request(
         self,
-        ask: Ask,
+        ask: Question,
         overview: Mapping[str, Any],
         *,
         duration: float | None,
@@ -230,6 +231,6 @@ def _window(name: str, arguments: Any, duration: float) -> tuple[float, float] |
     return float(start), float(min(end, duration))
 
 
-def _question(ask: Ask) -> str:
+def _question(ask: Question) -> str:
     lines = [ask.question, *ask.options]
     return "\n".join(line.strip() for line in lines if line.strip())

@@ -15,13 +15,14 @@ import contextlib
 import logging
 import uuid
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
 from agents.client.completion import EndpointError
+from agents.question import Question
 from agents.question_rules import check_question
 from graphs.builder import compile_graph
 from graphs.context import Context
@@ -60,11 +61,7 @@ async def run_question(
     board: BoardStore,
     *,
     video_path: str,
-    question: str,
-    options: Sequence[str] = (),
-    kind: str | None = None,
-    prompt: str | None = None,
-    system: str | None = None,
+    question: Question,
     context: Context | None = None,
     run_id: str | None = None,
     thread_id: str | None = None,
@@ -84,7 +81,7 @@ async def run_question(
     stream instead. `source` names where the question came from (an evaluation harness's task
     and doc id): the board's run and the trace keep it.
     """
-    check_question(question, options, kind, prompt=prompt)
+    check_question(question.question, question.options, question.kind, prompt=question.prompt)
     context = context or Context()
     info = await offload.probe(video_path)
     # a thread named here is new: there is nothing to resume, nor a finished run to return
@@ -94,16 +91,13 @@ async def run_question(
     config = {"configurable": {"thread_id": thread_id}}
     payload: dict[str, Any] | None = {
         "video": str(video_path),
-        "question": question,
-        "options": list(options),
+        "question": question.question,
+        "options": list(question.options),
         "run_id": run_id,
     }
-    if kind:
-        payload["kind"] = kind
-    if prompt:
-        payload["prompt"] = prompt
-    if system:
-        payload["system"] = system
+    for name in ("kind", "prompt", "system"):  # the input's optional fields
+        if getattr(question, name):
+            payload[name] = getattr(question, name)
     if source:
         payload["source"] = dict(source)
     if graph.checkpointer is not None and may_exist:

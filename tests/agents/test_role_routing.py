@@ -10,6 +10,7 @@ import json
 import pytest
 
 from agents import benchmark
+from agents.question import Question
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.runs.run import run_question
@@ -71,7 +72,11 @@ async def test_roles_reach_a_fake_unchanged_when_every_template_is_reworded(
             reword_templates(monkeypatch)
         model, graph = run_roles()
         result = await run_question(
-            graph, board, video_path=needle_video.path, question="Which colour?", context=context
+            graph,
+            board,
+            video_path=needle_video.path,
+            question=Question("Which colour?"),
+            context=context,
         )
         assert result.answer == "A"
         seen.append(sorted((r.request.role, r.request.agent) for r in model.requests))

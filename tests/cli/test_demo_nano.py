@@ -20,6 +20,7 @@ from rich.console import Console
 
 import app
 from agents import benchmark
+from agents.question import Question
 from agents.synthetic import read_manifest
 from graphs.builder import compile_graph
 from graphs.chat_view import plain_answer
@@ -121,10 +122,9 @@ async def test_the_display_shows_windows_notes_and_the_verdict(board, letter, ve
         compile_graph(model, board, checkpointer=InMemorySaver()),
         board,
         video_path=video.path,
-        question=item.question,
-        options=item.options,
-        kind=item.kind,
-        prompt=benchmark.prompt_text(item),
+        question=Question(
+            item.question, options=item.options, kind=item.kind, prompt=benchmark.prompt_text(item)
+        ),
         context=app.DEMO_CONTEXT,
         on_update=display,
     )

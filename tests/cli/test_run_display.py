@@ -8,6 +8,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from rich.console import Console
 
+from agents.question import Question
 from cli.report import RunDisplay
 from graphs.builder import compile_graph
 from graphs.context import Context
@@ -33,7 +34,7 @@ async def test_turns_and_notes_are_shown_as_they_land(needle_video, board, board
         graph,
         board,
         video_path=needle_video.path,
-        question="Colour?",
+        question=Question("Colour?"),
         context=Context(**SMALL, board_mode=board_mode),
         on_update=display,
     )

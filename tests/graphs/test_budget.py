@@ -11,9 +11,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agents import prompts
 from agents.client.llm import OpenAIChatModel
-from agents.main_turn import Ask, Setting, main_request
+from agents.main_turn import Setting, main_request
 from agents.media.sampling import overview_timestamps
 from agents.media.video import probe
+from agents.question import Question
 from agents.sub_turn import Window, subagent_request, window_frames
 from graphs.budget import main_prompt_tokens, window_prompt_tokens
 from graphs.builder import compile_graph
@@ -50,10 +51,18 @@ async def test_a_run_too_big_for_the_context_fails_before_the_model_is_asked(nee
                 context=too_big,
             )
             result = await run_question(
-                graph, board, video_path=needle_video.path, question="What colour?", context=too_big
+                graph,
+                board,
+                video_path=needle_video.path,
+                question=Question("What colour?"),
+                context=too_big,
             )
             fits = await run_question(
-                graph, board, video_path=needle_video.path, question="What colour?", context=SMALL
+                graph,
+                board,
+                video_path=needle_video.path,
+                question=Question("What colour?"),
+                context=SMALL,
             )
     refusal = chat["messages"][-1].content
     assert chat["status"] == "failed"
@@ -89,7 +98,7 @@ def test_the_estimates_are_floors_of_what_the_served_model_counts():
                 str(DEMO), overview_timestamps(info.duration, frames), pixels
             )
             main = main_request(
-                Ask("What colour is the circle that appears in the video?"),
+                Question("What colour is the circle that appears in the video?"),
                 overview,
                 duration=info.duration,
                 setting=Setting(5),

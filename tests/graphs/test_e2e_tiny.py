@@ -16,6 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.client.completion import ChatModel
 from agents.client.llm import OpenAIChatModel
+from agents.question import Question
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.runs.run import run_question
@@ -52,8 +53,7 @@ async def test_the_graph_survives_an_untrained_model(tiny_endpoint, needle_video
             graph,
             board,
             video_path=needle_video.path,
-            question="Which colour was the shape?",
-            options=["A. red", "B. green"],
+            question=Question("Which colour was the shape?", options=("A. red", "B. green")),
             context=TINY,
         )
     assert result.status in {"answered", "no_answer"}
@@ -87,7 +87,11 @@ async def test_real_subagents_summarise_their_windows(tiny_endpoint, needle_vide
     async with OpenAIChatModel(tiny_endpoint, timeout=60) as llm:
         graph = compile_graph(MainScriptedSubReal(llm), board, checkpointer=InMemorySaver())
         result = await run_question(
-            graph, board, video_path=needle_video.path, question="Which colour?", context=TINY
+            graph,
+            board,
+            video_path=needle_video.path,
+            question=Question("Which colour?"),
+            context=TINY,
         )
     assert result.status == "answered"
     subs = [c for c in result.trace["model_calls"] if call_role(c) == "sub_agent"]

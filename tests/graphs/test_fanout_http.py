@@ -8,6 +8,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.client.llm import OpenAIChatModel
+from agents.question import Question
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.runs.run import run_question
@@ -40,7 +41,7 @@ async def run(base_url, board, video, **kw):
     ) as llm:
         graph = compile_graph(llm, board, checkpointer=InMemorySaver())
         return await run_question(
-            graph, board, video_path=video.path, question="Colour?", context=SMALL, **kw
+            graph, board, video_path=video.path, question=Question("Colour?"), context=SMALL, **kw
         )
 
 

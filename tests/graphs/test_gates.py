@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from agents.question import Question
 from agents.scoring.length import answer_length, inherently_short, meets_min_length
 from agents.verify import parse_verdict
 from graphs.builder import compile_graph
@@ -38,8 +39,7 @@ async def ask(model, board, video, question="What colour is it?", options=None, 
         graph,
         board,
         video_path=video.path,
-        question=question,
-        options=options or [],
+        question=Question(question, options=tuple(options or ())),
         context=Context(**SMALL, **context),
     )
 

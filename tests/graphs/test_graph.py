@@ -8,11 +8,12 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.media.video import VideoError
+from agents.question import Question
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.runs.run import run_question
 from tests.support.fakes import ScriptedModel, calls, endpoint_down
-from tests.support.graph import QUESTION, SMALL, ask, tool_responses
+from tests.support.graph import OPTIONS, QUESTION, SMALL, ask, tool_responses
 
 
 async def test_parallel_turn_fans_out_and_answers(needle_video, board):
@@ -210,7 +211,7 @@ async def test_a_missing_video_fails_before_the_run_starts(tmp_path, board):
     graph = compile_graph(model, board, checkpointer=InMemorySaver())
     with pytest.raises(VideoError, match=r"missing\.mp4"):
         await run_question(
-            graph, board, video_path=str(tmp_path / "missing.mp4"), question=QUESTION
+            graph, board, video_path=str(tmp_path / "missing.mp4"), question=Question(QUESTION)
         )
     assert model.requests == [] and board.runs() == []
 
@@ -239,7 +240,9 @@ async def test_graph_compiles_without_a_checkpointer_for_studio(needle_video, bo
 async def test_a_benchmark_prompt_replaces_the_question_block(needle_video, board):
     model = ScriptedModel(main=["<think>x</think><answer>B</answer>"])
     official = "Select the best answer.\nWhich colour?\nA. red\nB. blue\nThe best answer is:"
-    await ask(model, board, needle_video, prompt=official)
+    await ask(
+        model, board, needle_video, question=Question(QUESTION, tuple(OPTIONS), prompt=official)
+    )
     text = "".join(p.get("text", "") for p in model.main_requests[0].messages[1]["content"])
     assert official in text and "<answer></answer>" in text
     assert "Question: What colour" not in text
@@ -259,7 +262,7 @@ async def test_a_still_image_runs_as_a_one_frame_video(tmp_path, board):
         graph,
         board,
         video_path=str(chart),
-        question="Bar height?",
+        question=Question("Bar height?"),
         context=Context(overview_frames=16),
     )
     assert result.status == "answered" and result.trace["overview"]["timestamps"] == [0.5]
@@ -271,7 +274,7 @@ async def test_an_unreadable_image_is_a_clear_error(tmp_path, board):
     broken.write_bytes(b"not a png")
     graph = compile_graph(ScriptedModel(), board, checkpointer=InMemorySaver())
     with pytest.raises(VideoError, match=r"page\.png cannot be read as an image"):
-        await run_question(graph, board, video_path=str(broken), question="q")
+        await run_question(graph, board, video_path=str(broken), question=Question("q"))
 
 
 async def test_subagents_sample_at_their_own_temperature(needle_video, board):

@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from agents.question import Question
 from graphs.context import Context, RunContext
 from graphs.runs.run import run_question, shared_graph
 from tests.support.fakes import ScriptedModel, calls
@@ -31,7 +32,7 @@ async def test_concurrent_runs_on_one_graph_call_their_own_models(needle_video, 
     async def run(model):
         context = RunContext.of(SMALL, model)
         return await run_question(
-            graph, board, video_path=needle_video.path, question="Which?", context=context
+            graph, board, video_path=needle_video.path, question=Question("Which?"), context=context
         )
 
     first, second = await asyncio.gather(*(run(m) for m in models))
@@ -48,7 +49,7 @@ async def test_a_run_without_a_model_fails_with_the_fix_in_its_message(needle_vi
             shared_graph(board),
             board,
             video_path=needle_video.path,
-            question="Which?",
+            question=Question("Which?"),
             context=SMALL,
         )
     (run,) = board.runs()

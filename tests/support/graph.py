@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from langgraph.checkpoint.memory import InMemorySaver
 
+from agents.question import Question
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.runs.run import run_question
@@ -13,14 +14,14 @@ OPTIONS = ["A. red", "B. green", "C. blue", "D. yellow"]
 SMALL = dict(overview_frames=4, overview_max_pixels=4096, crop_max_frames=4, crop_max_pixels=4096)
 
 
-async def ask(model, board, video, context=None, **kw):
+async def ask(model, board, video, context=None, question=None, **kw):
+    """`question` (the multiple-choice colour question when None) through a new graph."""
     graph = compile_graph(model, board, checkpointer=kw.pop("checkpointer", InMemorySaver()))
     return await run_question(
         graph,
         board,
         video_path=video.path,
-        question=QUESTION,
-        options=OPTIONS,
+        question=question or Question(QUESTION, options=tuple(OPTIONS)),
         context=context or Context(**SMALL),
         **kw,
     )

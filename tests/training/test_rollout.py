@@ -13,6 +13,7 @@ pytest.importorskip("transformers")
 from agents import prompts  # noqa: E402
 from agents.client.completion import EndpointError  # noqa: E402
 from agents.protocol import THINK_PREFIX  # noqa: E402
+from agents.question import Question  # noqa: E402
 from agents.requests import ModelRequest, SamplingParams  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
 from graphs.context import Context  # noqa: E402
@@ -177,9 +178,7 @@ async def test_trajectories_mask_tool_responses_and_the_prefill(
         compile_graph(recorder, board),
         board,
         video_path=prompt.video,
-        question=prompt.question,
-        options=prompt.options,
-        kind=prompt.kind,
+        question=Question(prompt.question, options=prompt.options, kind=prompt.kind),
         context=context,
     )
     traj = build_trajectory(prompt, 0, context, result.trace, recorder)

@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("trl")
 
+from agents.question import Question
 from training.sft import SFTRunConfig, main, parse_args
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,8 +101,7 @@ def oracle_traces(tmp_path: Path, n: int) -> list[dict]:
                 graph,
                 board,
                 video_path=video.path,
-                question="What colour is the shape?",
-                options=options,
+                question=Question("What colour is the shape?", options=options),
                 context=context,
             )
         )

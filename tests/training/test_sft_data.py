@@ -15,6 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
 from agents import prompts  # noqa: E402
 from agents.media.video import VideoError  # noqa: E402
+from agents.question import Question  # noqa: E402
 from graphs.builder import compile_graph  # noqa: E402
 from graphs.context import Context  # noqa: E402
 from graphs.runs.run import run_question  # noqa: E402
@@ -49,7 +50,7 @@ def collator(vlm) -> FramesCollator:
     return FramesCollator(vlm.tokenizer, vlm.image_processor)
 
 
-def run_graph(board, video, context: Context, main=None, **kw) -> dict:
+def run_graph(board, video, context: Context, main=None, question=None) -> dict:
     model = ScriptedModel(
         main=main or [calls((0, 20), (20, 40), think="Look closer."), ANSWER],
         sub=lambda request: "A red circle at 12 seconds.",
@@ -60,10 +61,8 @@ def run_graph(board, video, context: Context, main=None, **kw) -> dict:
             graph,
             board,
             video_path=video.path,
-            question="What colour is the shape?",
-            options=OPTIONS,
+            question=question or Question("What colour is the shape?", options=tuple(OPTIONS)),
             context=context,
-            **kw,
         )
     )
     return result.trace
@@ -206,9 +205,10 @@ def test_paravt_rows_render_the_graphs_first_turn(vlm, collator, board, needle_v
     assert record["prompt"] == "What colour is the shape?\nA. red\nB. green"
     context = Context(**SMALL)
     # The graph, given the same prompt, sends the same first request.
-    trace = run_graph(
-        board, needle_video, context, main=[ANSWER], prompt=record["prompt"], kind=record["kind"]
+    asked = Question(
+        "What colour is the shape?", tuple(OPTIONS), kind=record["kind"], prompt=record["prompt"]
     )
+    trace = run_graph(board, needle_video, context, main=[ANSWER], question=asked)
     assert paravt_messages(record, context) == trace["model_calls"][0]["messages"]
     (row,) = paravt_rows(raw, video_root=video.parent, context=context)
     target = row["messages"][-1]["content"][0]["text"]

@@ -189,11 +189,7 @@ class ParaVTEngineWorkflow:
             shared_graph(self.board),
             self.board,
             video_path=prompt.video,
-            question=prompt.question,
-            options=prompt.options,
-            kind=prompt.kind,
-            prompt=prompt.prompt,
-            system=prompt.system,
+            question=prompt.ask,
             context=RunContext.of(context, model),
         )
         t = build_trajectory(prompt, 0, context, result.trace, model)

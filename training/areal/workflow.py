@@ -204,11 +204,7 @@ class ParaVTAgent:
                 shared_graph(self.board),
                 self.board,
                 video_path=item.video,
-                question=item.question,
-                options=item.options,
-                kind=item.kind,
-                prompt=item.prompt,
-                system=item.system,
+                question=item.ask,
                 context=RunContext.of(context, model),
             )
         finally:

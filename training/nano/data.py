@@ -195,10 +195,9 @@ async def run_oracle(jobs: Sequence[Job], out: Path, *, concurrency: int = 8) ->
                 graphs[job.board_mode == "verified"],
                 board,
                 video_path=job.video.path,
-                question=job.item.question,
-                options=job.item.options,
-                kind=job.item.kind,
-                prompt=None if job.chat else benchmark.prompt_text(job.item),
+                question=replace(
+                    job.item.ask, prompt=None if job.chat else benchmark.prompt_text(job.item)
+                ),
                 context=context,
                 run_id=f"oracle-{index:06d}",
             )

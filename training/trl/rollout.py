@@ -77,11 +77,7 @@ class ParaVTRollout:
                     graph,
                     self.board,
                     video_path=prompt.video,
-                    question=prompt.question,
-                    options=prompt.options,
-                    kind=prompt.kind,
-                    prompt=prompt.prompt,
-                    system=prompt.system,
+                    question=prompt.ask,
                     context=RunContext.of(context, fork),
                 )
             t = build_trajectory(prompt, index, context, result.trace, fork)

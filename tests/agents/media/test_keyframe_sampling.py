@@ -11,6 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agents import prompts
 from agents.media import video
+from agents.question import Question
 from app import build_parser
 from graphs.builder import compile_graph
 from graphs.context import Context, context_from_args
@@ -69,7 +70,11 @@ async def test_a_run_traces_the_real_times_and_their_errors(gop_video, board):
     context = Context(overview_frames=8, overview_max_pixels=20_000, overview_sampling="keyframe")
     graph = compile_graph(model, board, checkpointer=InMemorySaver())
     result = await run_question(
-        graph, board, video_path=str(gop_video), question="Where is the bar?", context=context
+        graph,
+        board,
+        video_path=str(gop_video),
+        question=Question("Where is the bar?"),
+        context=context,
     )
     overview = result.trace["overview"]
     assert overview["timestamps"] == [5.0, 20.0, 35.0, 50.0, 65.0, 80.0, 95.0, 110.0]

@@ -11,6 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.media import stills, video
 from agents.media.video import VideoError
+from agents.question import Question
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.runs.run import run_question
@@ -83,7 +84,7 @@ async def test_a_deck_runs_with_page_windows(deck, board):
         graph,
         board,
         video_path=str(deck),
-        question="What colour?",
+        question=Question("What colour?"),
         context=Context(overview_frames=16),
     )
     assert result.trace["overview"]["timestamps"] == [0.5, 1.5, 2.5]
@@ -101,7 +102,7 @@ async def test_an_image_window_is_a_band_for_the_subagent_and_the_verifier(split
         graph,
         board,
         video_path=str(split_image),
-        question="Colour?",
+        question=Question("Colour?"),
         context=Context(board_mode="verified"),
     )
     assert result.status == "answered"

@@ -28,6 +28,7 @@ import pytest
 from PIL import Image
 
 from agents.client.llm import OpenAIChatModel
+from agents.question import Question
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.runs.run import run_question
@@ -113,10 +114,9 @@ async def _rollout(episode: dict, tmp_path):
                 graph,
                 board,
                 video_path=prompt.video,
-                question=prompt.question,
-                kind=prompt.kind,
-                prompt=prompt.prompt,
-                system=prompt.system,
+                question=Question(
+                    prompt.question, kind=prompt.kind, prompt=prompt.prompt, system=prompt.system
+                ),
                 context=context,
             )
         requests = list(server.requests)

@@ -27,6 +27,7 @@ sys.exit(app.main(sys.argv[2:]))
 # One process running 16 questions at once on the database's board and checkpoints.
 SIXTEEN_AT_ONCE = """
 import asyncio, sys
+from agents.question import Question
 from graphs.runs import event_loop
 from graphs.builder import compile_graph
 from graphs.context import Context
@@ -41,7 +42,7 @@ async def main(url, endpoint, video, tag):
     async with settings.chat_model() as llm, open_checkpoints(settings) as saver:
         graph = compile_graph(llm, board, checkpointer=saver)
         results = await asyncio.gather(*(
-            run_question(graph, board, video_path=video, question=f"What? {tag}-{i}",
+            run_question(graph, board, video_path=video, question=Question(f"What? {tag}-{i}"),
                          context=context, thread_id=f"{tag}-{i}")
             for i in range(16)))
     board.close()

@@ -21,6 +21,7 @@ import training.questions as questions
 from agents.client.completion import Completion, Usage
 from agents.media.video import VideoError
 from agents.protocol import THINK_PREFIX
+from agents.question import Question
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.runs.run import run_question
@@ -102,8 +103,7 @@ async def graph_trace(model, board, video, grpo=FAST, prompt_id="q1") -> dict:
         graph,
         board,
         video_path=video.path,
-        question="What colour is the shape?",
-        options=OPTIONS,
+        question=Question("What colour is the shape?", options=OPTIONS),
         context=grpo.rollout_context(prompt_id, base=SMALL),
     )
     return result.trace
