@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from agents.prompts import QuestionKind
 from agents.question import Question
 
-Kind = Literal["multiple_choice", "grounding", "open_ended"]
+Kind = QuestionKind  # the agent's own three kinds
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,9 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
+from agents.prompts import QuestionKind
+
 RunStatus = Literal["running", "answered", "no_answer", "failed", "interrupted"]
-QuestionKind = Literal["multiple_choice", "grounding", "open_ended"]
 
 
 class CallRecord(TypedDict):

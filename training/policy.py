@@ -10,7 +10,7 @@ Every model call of an episode goes through :class:`PolicyChatModel`: it renders
 as the server does (``serving.engine.ChatRenderer``, the checkpoint's chat template, the
 Think Prefix as a continued assistant message), hands the ids to the generation backend
 through the :class:`Batcher` and records prompt ids, completion ids, sampling log-probs,
-image tensors and role (``training.recording.CallRecord``).
+image tensors and role (``training.recording.SampledCall``).
 
 Episode -> rows (:func:`chain_turns`). The main agent's turns are concatenated into one
 sequence while each turn's prompt starts with the sequence so far, token for token: what
@@ -40,7 +40,7 @@ from agents.requests import ModelRequest, Role
 from serving.detokenize import reply_text
 from serving.engine import ChatRenderer, RequestError
 from serving.messages import convert_messages
-from training.recording import CallRecord
+from training.recording import SampledCall
 from training.rollout import Trajectory, Turn
 
 
@@ -123,7 +123,7 @@ class PolicyChatModel:
     ) -> None:
         self.renderer, self.batcher, self.end_ids = renderer, batcher, list(end_ids)
         self.max_len, self.name = max_len, name
-        self.records: list[CallRecord] = []
+        self.records: list[SampledCall] = []
         self._render_lock = render_lock or threading.Lock()  # HF fast tokenizers: one thread
 
     def fork(self) -> PolicyChatModel:
@@ -164,7 +164,7 @@ class PolicyChatModel:
             self.renderer.tokenizer, result.token_ids, self.end_ids, (), skip_special_tokens=False
         )
         finish = "stop" if ended or len(result.token_ids) < params.max_tokens else "length"
-        record = CallRecord(
+        record = SampledCall(
             prompt_ids=tuple(prompt.input_ids),
             token_ids=result.token_ids,
             logprobs=result.logprobs,
@@ -201,7 +201,7 @@ class PolicyChatModel:
             raise EndpointError(exc.message, base_url=IN_TRAINER, status=400) from exc
         return prompt, images
 
-    def find(self, prompt_ids: Any, token_ids: Any) -> CallRecord:
+    def find(self, prompt_ids: Any, token_ids: Any) -> SampledCall:
         """The record of the call that returned ``token_ids`` for ``prompt_ids``."""
         key = (tuple(prompt_ids), tuple(token_ids))
         for record in self.records:

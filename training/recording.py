@@ -42,7 +42,7 @@ IN_PROCESS = "in-process://policy"
 
 
 @dataclass(frozen=True)
-class CallRecord:
+class SampledCall:
     """One model call as sampled: what the policy saw and what it produced."""
 
     prompt_ids: tuple[int, ...]  # with image placeholders expanded and the prefill at the end
@@ -82,7 +82,7 @@ class RecordingChatModel:
         render_lock: threading.Lock | None = None,
     ) -> None:
         self.vlm, self.seed, self.name = vlm, seed, name
-        self.records: list[CallRecord] = []
+        self.records: list[SampledCall] = []
         self._render_lock = render_lock or threading.Lock()
         self._lock = threading.Lock()
         self._calls = 0
@@ -131,7 +131,7 @@ class RecordingChatModel:
         except RequestError as exc:  # what the HTTP server answers with a 400
             raise EndpointError(exc.message, base_url=IN_PROCESS, status=400) from exc
         logprobs = tuple(entry["logprob"] for entry in done.logprobs or ())
-        record = CallRecord(
+        record = SampledCall(
             prompt_ids=tuple(prompt.input_ids),
             token_ids=tuple(done.token_ids),
             logprobs=logprobs,
@@ -163,7 +163,7 @@ class RecordingChatModel:
         """One generation on the live weights (tests override this to script a turn)."""
         return self.vlm.generate(prompt, settings)
 
-    def find(self, prompt_ids: Any, token_ids: Any) -> CallRecord:
+    def find(self, prompt_ids: Any, token_ids: Any) -> SampledCall:
         """The record of the call that returned ``token_ids`` for ``prompt_ids``."""
         key = (tuple(prompt_ids), tuple(token_ids))
         with self._lock:
