@@ -34,6 +34,7 @@ implemented: their definitions are not in the material this module was built fro
 
 from __future__ import annotations
 
+import argparse
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -41,7 +42,8 @@ from typing import Any, Literal
 
 from agents.prompts import QuestionKind, forced_answer_text
 from agents.protocol import THINK_PREFIX, with_prefix
-from graphs.context import Context
+from graphs.context import LIMITS, Context
+from graphs.flags import add_dataclass_flags, given
 from graphs.runs.traces import call_role
 from training import rewards
 from training.gating import FRAME_CHOICES, draw_frames
@@ -232,11 +234,6 @@ SET_BY_ENGINE = frozenset(
 def parse_run_args(argv: list[str] | None, run_cls: type, run_title: str, description: str):
     """(run, ParaGRPOConfig, Context) from one command line: ``run_cls``'s flags, the
     algorithm's and the graph's (less ``SET_BY_ENGINE``), for both training entry points."""
-    import argparse
-
-    from graphs.context import LIMITS
-    from graphs.flags import add_dataclass_flags, given
-
     parser = argparse.ArgumentParser(description=description)
     add_dataclass_flags(parser, run_cls, run_title)
     add_dataclass_flags(parser, ParaGRPOConfig, "algorithm (PARA-GRPO)")

@@ -40,6 +40,7 @@ from graphs.context import Context, RunContext
 from graphs.runs.run import run_question, shared_graph
 from graphs.store.sqlite_board import Board
 from serving.engine import ChatRenderer
+from training.areal.workflow import grpo_config, worker_board_path
 from training.para_grpo import ParaGRPOConfig, trace_reward
 from training.policy import GenRequest, GenResult, PolicyChatModel, Row, episode_rows
 from training.questions import RLPrompt
@@ -216,8 +217,6 @@ def from_kwargs(cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
     """``ParaVTEngineWorkflow``'s arguments from AReaL's ``workflow_kwargs``: plain, picklable
     values (model paths, AReaL's gconfig, the config's ``paravt`` block)."""
     from transformers import AutoConfig, AutoImageProcessor, AutoTokenizer
-
-    from training.areal.workflow import grpo_config, worker_board_path
 
     model = kwargs["tokenizer"]
     tokenizer = AutoTokenizer.from_pretrained(model)
