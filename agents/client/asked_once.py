@@ -35,3 +35,13 @@ class AskedOnce:
             raise
         self._known[key] = answer
         return answer
+
+    async def cancel(self) -> None:
+        """Cancel the requests still in flight and wait for them to end: the client closes
+        after this, and a request left running would fail on the closed client with nobody
+        to read its error (a Ctrl-C while the model list is being asked)."""
+        pending = [f for f in self._known.values() if isinstance(f, asyncio.Future)]
+        for future in pending:
+            future.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        self._known = {k: v for k, v in self._known.items() if not isinstance(v, asyncio.Future)}

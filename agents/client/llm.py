@@ -288,7 +288,9 @@ class OpenAIChatModel:
         return await self._asked.get("model list", ask)
 
     async def aclose(self) -> None:
-        """Close the HTTP client, unless it was injected (then its owner closes it)."""
+        """End the requests asked once that are still in flight, then close the HTTP client,
+        unless it was injected (then its owner closes it)."""
+        await self._asked.cancel()
         await self._http.aclose()
 
     async def __aenter__(self) -> OpenAIChatModel:

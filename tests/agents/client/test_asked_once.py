@@ -78,3 +78,36 @@ async def test_warm_up_asks_what_the_first_turn_would_and_a_down_endpoint_is_lef
     down = OpenAIChatModel("http://127.0.0.1:9/v1", max_retries=0)
     await down.warm_up(THINK_PREFIX)  # never raises: the first completion reports it
     await down.aclose()
+
+
+async def test_closing_the_client_ends_a_question_still_in_flight():
+    """Ctrl-C while the model list is asked: the client closes with the request in flight,
+    which must end then, not fail later on the closed client with nobody to read it."""
+    reached = asyncio.Event()
+
+    async def never_answers(request: httpx.Request) -> httpx.Response:
+        reached.set()
+        await asyncio.sleep(30)
+        return httpx.Response(200, json={"data": []})
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(never_answers))
+    llm = OpenAIChatModel("http://127.0.0.1:9/v1", http_client=http)
+    asker = asyncio.ensure_future(llm.served_entry())
+    await asyncio.wait_for(reached.wait(), 10)
+    in_flight = list(llm._asked._known.values())
+    asker.cancel()  # the caller goes first, as a cancelled run's do
+    await llm.aclose()
+    assert in_flight and all(f.cancelled() for f in in_flight)
+    assert llm._asked._known == {}
+    await http.aclose()
+
+
+async def test_cancel_keeps_the_answers_already_known():
+    asked = AskedOnce()
+    assert await asked.get("known", lambda: asyncio.sleep(0, result=1)) == 1
+    slow = asyncio.ensure_future(asked.get("slow", lambda: asyncio.sleep(30)))
+    await asyncio.sleep(0)
+    await asked.cancel()
+    assert await asked.get("known", lambda: asyncio.sleep(0, result=2)) == 1
+    with pytest.raises(asyncio.CancelledError):
+        await slow
