@@ -56,7 +56,7 @@ class ParavtProtocol(Protocol):
             if position >= calls_per_turn:
                 error = (
                     f"{call.name or 'tool'}: refused, at most {calls_per_turn} call(s) per turn; "
-                    "this call was not run. Question again next turn if you still need this window."
+                    "this call was not run. Ask again next turn if you still need this window."
                 )
             else:
                 try:

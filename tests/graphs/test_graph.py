@@ -63,7 +63,12 @@ async def test_calls_beyond_the_cap_are_refused_with_a_message(needle_video, boa
     assert len(model.sub_requests) == 5
     responses = tool_responses(model.main_requests[1])
     assert responses.count("<tool_response>") == 7
-    assert responses.count("refused, at most 5 call(s) per turn") == 2
+    # the whole sentence the model reads: this protocol's text, which traces and SFT rows keep
+    refused = (
+        "crop_video: refused, at most 5 call(s) per turn; this call was not run. "
+        "Ask again next turn if you still need this window."
+    )
+    assert responses.count(refused) == 2
 
 
 @pytest.mark.parametrize(
