@@ -7,7 +7,8 @@ Steps (each skipped when its output is already in OUT, so a killed rebuild resum
 
 1. ``data/``: train-split needle videos in three noise tiers and the oracle's graph traces
    (``data/traces.jsonl``, the graph's trace format), with and without tools;
-2. ``init/``: the tokenizer trained on the rows' text and the untrained Qwen3-VL;
+2. ``init/``: the tokenizer trained on the rows' text and the untrained Qwen3-VL; with
+   ``--base``, the base with the whole tokens its tokenizer lacks (``training.nano.extend``);
 3. ``sft/``: SFT on the oracle rows and on note-to-answer rows made from train-split plans
    (``training.nano.notes``), with the noise curriculum (``training.nano.train``); a killed
    SFT goes on from its last resume point (``training.nano.resume``), not from step 0;
@@ -44,7 +45,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from agents import benchmark
 from serving.regime import Regime, write_regime
-from training.nano import data, model, notes, resume, train
+from training.nano import data, extend, model, notes, resume, train
 
 log = logging.getLogger(__name__)
 
@@ -89,11 +90,11 @@ def run_sft(
 #: The roles stage (``--base``): SFT from a trained nano on every role's rows, gently, so
 #: what the base does well (the benchmark, the main agent's check of its notes) stays.
 ROLES = {
-    "learning_rate": 7e-4,
+    "learning_rate": 1e-3,
     "unlock": (0.0, 0.0, 0.0),
     "main_share": 0.3,
-    "notes_share": 0.3,
-    "verify_share": 0.25,
+    "notes_share": 0.35,
+    "verify_share": 0.2,
     "aux_weight": 0.2,
     "copy_warmup_steps": 0,
     "vision_warmup_steps": 0,
@@ -190,8 +191,9 @@ def main(argv: list[str] | None = None) -> int:
         "--base",
         type=Path,
         default=None,
-        help="A trained nano to start from (its tokenizer and weights): the roles stage "
-        "(ROLES) in place of a tokenizer, the warm-ups and SFT from scratch.",
+        help="A trained nano to start from (its tokenizer, extended by the whole tokens it "
+        "lacks, and its weights): the roles stage (ROLES) in place of a tokenizer, the "
+        "warm-ups and SFT from scratch.",
     )
     parser.add_argument("--sft-steps", type=int, default=train.SFTSchedule.steps)
     parser.add_argument(
@@ -239,7 +241,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if mark("data"):
         return 0
-    init = args.base or build_init(args.out, rows, args.seed)
+    if args.base:
+        init = extend.extend(args.base, args.out / "init")
+    else:
+        init = build_init(args.out, rows, args.seed)
     if mark("init"):
         return 0
     start = replace(

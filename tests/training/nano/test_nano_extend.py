@@ -1,0 +1,55 @@
+"""training.nano.extend: a trained nano gains whole tokens and keeps every old id and row."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from training.nano import model as nano_model
+from training.nano.extend import extend, missing_tokens
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+TEXTS = ["The blue circle appears from 94 to 99 seconds.", "Seen: red square.", "SUPPORTED"] * 4
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Path:
+    return nano_model.build_nano(tmp_path_factory.mktemp("base"), TEXTS, seed=3)
+
+
+def _embeddings(path: Path):
+    model = transformers.Qwen3VLForConditionalGeneration.from_pretrained(path)
+    return model, model.get_input_embeddings().weight.detach()
+
+
+def test_a_missing_token_becomes_one_new_id_whose_row_is_its_spelling_s_mean(base, tmp_path):
+    before = transformers.AutoTokenizer.from_pretrained(base)
+    pieces = before.encode("PERHAPSNOT", add_special_tokens=False)
+    assert len(pieces) > 1  # the base spells it in several tokens
+
+    out = extend(base, tmp_path / "init", ("SUPPORTED", "PERHAPSNOT"))
+
+    after = transformers.AutoTokenizer.from_pretrained(out)
+    assert missing_tokens(after, ("PERHAPSNOT",)) == []
+    new_id = after.convert_tokens_to_ids("PERHAPSNOT")
+    assert new_id == len(before)  # appended: every old id keeps its place
+    text = "<|im_start|>user\nThe blue circle: SUPPORTED?<|im_end|>"
+    assert after.encode(text) == before.encode(text)
+    assert after.encode("x PERHAPSNOT y") == [*before.encode("x "), new_id, *before.encode(" y")]
+
+    (_, old_rows), (model, new_rows) = _embeddings(base), _embeddings(out)
+    assert torch.equal(new_rows[: len(before)], old_rows)
+    assert torch.allclose(new_rows[new_id], old_rows[pieces].mean(dim=0))
+    assert model.config.text_config.vocab_size == len(after)
+    assert model.lm_head.weight.shape[0] == len(after)
+    assert (out / "preprocessor_config.json").read_bytes() == (
+        base / "preprocessor_config.json"
+    ).read_bytes()
+
+
+def test_a_base_that_spells_every_token_whole_is_used_as_it_is(base, tmp_path):
+    assert extend(base, tmp_path / "init", nano_model.VERDICTS) == base
+    assert not (tmp_path / "init").exists()

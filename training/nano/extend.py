@@ -1,0 +1,68 @@
+"""Give a trained nano the whole tokens it lacks, keeping every id and weight it has.
+
+The shipped nano's tokenizer was trained before the verify gate existed, so it spells
+``SUPPORTED`` in 9 tokens and ``UNSUPPORTED`` in 11, and the gate reads at most
+``agents.verify.MAX_VERDICT_TOKENS`` of a reply. The roles stage (``training.nano.rebuild
+--base``) starts from :func:`extend`'s copy of the base instead: the missing whole tokens
+(:data:`training.nano.model.VERDICTS`, ...) are appended as new ids, so every old id and the
+text it stands for stay as they were, and each new embedding row starts as the mean of the
+rows of the spelling it replaces, so the new token first means what its pieces meant.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from training.nano import model as nano_model
+
+log = logging.getLogger(__name__)
+
+#: Written here by the model and tokenizer; sft.jsonl is the base's own training log.
+_NOT_COPIED = {"model.safetensors", "config.json", "generation_config.json", "sft.jsonl"}
+
+
+def missing_tokens(tokenizer, tokens: Sequence[str]) -> list[str]:
+    """The `tokens` that `tokenizer` does not already spell as one token."""
+    return [t for t in tokens if len(tokenizer.encode(t, add_special_tokens=False)) != 1]
+
+
+def extend(base: str | Path, out: str | Path, tokens: Sequence[str] = nano_model.VERDICTS) -> Path:
+    """`base` with `tokens` as whole tokens, written into `out`; `base` itself when its
+    tokenizer already spells each of them as one token."""
+    import torch
+    from transformers import AddedToken, AutoTokenizer, Qwen3VLForConditionalGeneration
+
+    base, out = Path(base), Path(out)
+    if (out / "model.safetensors").exists():
+        return out
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    new = missing_tokens(tokenizer, tokens)
+    if not new:
+        return base
+    model = Qwen3VLForConditionalGeneration.from_pretrained(base, dtype=torch.float32).eval()
+    spellings = {t: tokenizer.encode(t, add_special_tokens=False) for t in new}
+    old_size = model.get_input_embeddings().weight.shape[0]
+    tokenizer.add_tokens([AddedToken(t, special=False, normalized=False) for t in new])
+    model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
+    with torch.no_grad():
+        rows = model.get_input_embeddings().weight
+        for token, pieces in spellings.items():
+            rows[tokenizer.convert_tokens_to_ids(token)] = rows[pieces].mean(dim=0)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    for path in base.iterdir():  # processor configs, chat template, regime: as the base has them
+        if path.is_file() and path.name not in _NOT_COPIED and not (out / path.name).exists():
+            shutil.copy2(path, out / path.name)
+    log.info(
+        "extended %s by %d whole tokens (%s): vocab %d -> %d",
+        base,
+        len(new),
+        new,
+        old_size,
+        len(tokenizer),
+    )
+    return out
