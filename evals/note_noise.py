@@ -7,9 +7,10 @@
 note reaches the board, the verify gate and the main agent exactly as a sub-agent's own
 misread would. Other roles pass through.
 
-Draws are seeded by ``seed`` and the call (video, window, turn, call index, and how many
-times that same call was made before), not by arrival order, so a study reruns the same
-noise; a window asked again (a later turn, another vote) draws again.
+Draws are seeded by ``seed`` and the call (the video's file name, window, turn, call index,
+and how many times that same call was made before), not by arrival order or the folder the
+data lives in, so a study reruns the same noise wherever it runs; a window asked again (a
+later turn, another vote) draws again.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import hashlib
 import random
 import re
 from collections import Counter
+from pathlib import PurePath
 from typing import Any
 
 from agents.client.completion import ChatModel, Completion, TextSink
@@ -58,7 +60,7 @@ class NoisyNotes:
         self.misread: Counter[str] = Counter()  # notes changed, by kind
 
     def _rng(self, request: ModelRequest) -> random.Random:
-        videos = sorted({ref["video"] for ref in request.frames})
+        videos = sorted({PurePath(ref["video"]).name for ref in request.frames})
         key = f"{self.seed}|{videos}|{request.window}|{request.turn}|{request.call_index}"
         self.calls[key] += 1
         digest = hashlib.sha256(f"{key}|{self.calls[key]}".encode()).hexdigest()

@@ -19,10 +19,12 @@ from tests.support.fakes import ScriptedModel, calls
 NOTE = "Seen: blue circle from 94 to 99 seconds; the circle is blue."
 
 
-def sub_request(index: int, turn: int = 0, role: str = "sub_agent") -> ModelRequest:
+def sub_request(
+    index: int, turn: int = 0, role: str = "sub_agent", video: str = "/v.mp4"
+) -> ModelRequest:
     frames = {
         "type": "frames",
-        "video": "/v.mp4",
+        "video": video,
         "timestamps": [90.0, 94.0, 99.0, 104.0],
         "max_pixels": 4096,
     }
@@ -68,6 +70,22 @@ async def test_noise_misreads_only_sub_agent_notes_at_its_rate_and_is_seeded():
     assert [(await other.complete(sub_request(i))).text for i in range(200)] != texts
     verifier = await NoisyNotes(fake, 1.0).complete(sub_request(0, role="verifier"))
     assert verifier.text == NOTE, "only sub-agents' notes are misread"
+
+
+async def test_a_study_s_data_in_another_folder_gets_the_same_misreads():
+    """The draws follow the video, not where its folder is (a temporary folder, a shard's
+    copy): the same study reruns with the same noise anywhere."""
+    fake = ScriptedModel(sub=lambda r: NOTE)
+
+    async def texts(folder: str, name: str = "needle_1.mp4") -> list[str]:
+        noisy = NoisyNotes(fake, 0.5, seed=2)
+        return [
+            (await noisy.complete(sub_request(i, video=f"{folder}/{name}"))).text for i in range(40)
+        ]
+
+    here = await texts("/data/a")
+    assert here == await texts("/tmp/other/place")
+    assert here != await texts("/data/a", "needle_2.mp4"), "another video draws its own"
 
 
 async def test_the_same_window_asked_again_draws_again():
