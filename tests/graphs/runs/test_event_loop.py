@@ -55,16 +55,21 @@ def test_ctrl_c_of_a_run_on_the_cli_s_loop_is_one_message_and_an_interrupted_run
             "4",
             endpoint=server.base_url,
         )
-        child = subprocess.Popen(
-            command, env=app_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
+        # faulthandler on: a child that outlives the bound is aborted and dumps every thread
+        env = app_env(tmp_path, PYTHONFAULTHANDLER="1")
+        child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             deadline = time.monotonic() + 60
             while not [b for b in server.requests if b.get("messages")]:
                 assert child.poll() is None and time.monotonic() < deadline, "no turn was sent"
                 time.sleep(0.05)
             child.send_signal(signal.SIGINT)
-            _, err = child.communicate(timeout=30)
+            try:
+                _, err = child.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.send_signal(signal.SIGABRT)
+                _, err = child.communicate(timeout=30)
+                pytest.fail(f"no exit 30 s after Ctrl-C; where its threads were:\n{err.decode()}")
         finally:
             child.kill()
     text = err.decode()
