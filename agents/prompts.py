@@ -17,6 +17,18 @@ from agents.media import frame_store, video
 from agents.protocol import TOOL_NAME
 
 QuestionKind = Literal["multiple_choice", "grounding", "open_ended"]
+
+
+def implied_kind(options: Sequence[str], kind: QuestionKind | None = None) -> QuestionKind:
+    """`kind` where the source fixes it; else what the options imply: multiple choice with
+    options, open-ended without (a question asked in chat, on the CLI, in a document).
+
+    >>> implied_kind(["A. red", "B. blue"]), implied_kind([]), implied_kind([], "grounding")
+    ('multiple_choice', 'open_ended', 'grounding')
+    """
+    return kind or ("multiple_choice" if options else "open_ended")
+
+
 Dispatch = Literal["parallel", "sequential", "none"]
 
 FRAMES_PART = "frames"
@@ -125,7 +137,7 @@ def question_text(
     question: str, options: Sequence[str] = (), kind: QuestionKind | None = None
 ) -> str:
     """The question block: question, options one per line, and the answer format."""
-    kind = kind or ("multiple_choice" if options else "open_ended")
+    kind = implied_kind(options, kind)
     lines = [f"Question: {question.strip()}"]
     lines += [option.strip() for option in options]
     lines.append(_ANSWER_FORMATS[kind])

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agents import benchmark
+from agents.prompts import implied_kind
 from agents.question import Question
 from agents.scoring.intervals import iou, parse_interval
 from agents.scoring.letters import extract_letter
@@ -131,8 +132,7 @@ class Phrased:
     @property
     def ask(self) -> Question:
         """The question as a chat asks it (its kind, colour or count, is this set's own)."""
-        kind = "multiple_choice" if self.options else "open_ended"
-        return Question(self.question, self.options, kind)
+        return Question(self.question, self.options, implied_kind(self.options))
 
 
 def _needle_text(n: Needle) -> str:

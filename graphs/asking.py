@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from langchain_core.messages import HumanMessage
 
+from agents.prompts import implied_kind
 from agents.question import Question
 from agents.question_rules import check_question
 from graphs.admission import MediaRefused, MediaRoots
@@ -61,7 +62,7 @@ def _input_question(state: State, media: MediaRoots) -> Asked:
     ask = Question(
         question=text,
         options=options,
-        kind=state.get("kind") or ("multiple_choice" if options else "open_ended"),
+        kind=implied_kind(options, state.get("kind")),
         prompt=state.get("prompt") or None,
         system=state.get("system") or None,
     )
@@ -94,9 +95,7 @@ def _chat_question(state, ctx, media: MediaRoots, human, asked: int) -> Question
     asked_now = split_question(text)
     options = tuple(state.get("options") or ()) if first else ()
     options = options or asked_now.options
-    kind = (state.get("kind") if first else None) or (
-        "multiple_choice" if options else "open_ended"
-    )
+    kind = implied_kind(options, state.get("kind") if first else None)
     run_id = state.get("run_id") if first else None
     ask = Question(
         question=asked_now.question,

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.prompts import implied_kind
 from agents.question import Question
 from evals.media import MediaIndex
 from evals.release_prompts import release_prompt
@@ -111,7 +112,7 @@ def question_of(doc: DocInput, protocol: str, prompt_mode: str, kind: str | None
     """The question, options, kind and question block of a document under `protocol`."""
     text = doc.text if not doc.system else f"{doc.system}\n{doc.text}"
     asked = split_question(doc.text)
-    kind = kind or ("multiple_choice" if asked.options else "open_ended")
+    kind = implied_kind(asked.options, kind)
     prompt = text
     build = RELEASE_DOCS.get(doc.task)
     if protocol == "release-eval" and build is not None:

@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from agents.prompts import QuestionKind, forced_answer_text
+from agents.prompts import QuestionKind, forced_answer_text, implied_kind
 from agents.protocol import THINK_PREFIX, with_prefix
 from graphs.context import LIMITS, Context
 from graphs.flags import add_dataclass_flags, given
@@ -211,7 +211,7 @@ def trace_reward(
         for call in main
     ]
     options = list(trace.get("options") or [])
-    kind = trace.get("kind") or ("multiple_choice" if options else "open_ended")
+    kind = implied_kind(options, trace.get("kind"))
     return rewards.total_reward(
         turns,
         kind=kind,

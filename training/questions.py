@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.prompts import implied_kind
 from agents.question import Question
 
 
@@ -59,7 +60,7 @@ class RLPrompt:
 def _kind_of(target: Any, options: Sequence[str]) -> str:
     if isinstance(target, tuple):
         return "grounding"
-    return "multiple_choice" if options else "open_ended"
+    return implied_kind(options)
 
 
 def normalise_target(target: Any) -> Any:

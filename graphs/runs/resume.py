@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from agents.prompts import implied_kind
 from graphs.context import Context
 
 
@@ -36,7 +37,7 @@ def differences(
         found.append(f"the question ({stored['question']!r} then, {question!r} now)")
     if list(stored.get("options") or []) != list(options):
         found.append(f"the options ({list(stored.get('options') or [])} then, {list(options)} now)")
-    asked_kind = kind or ("multiple_choice" if options else "open_ended")
+    asked_kind = implied_kind(options, kind)
     if stored.get("kind") and stored["kind"] != asked_kind:
         found.append(f"the kind ({stored['kind']} then, {asked_kind} now)")
     if (stored.get("prompt") or "") != (prompt or ""):
