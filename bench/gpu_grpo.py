@@ -8,7 +8,7 @@ Writes the time of each step, generated tokens per second, and peak GPU memory. 
 and this repo's [train] extra (torch, transformers, trl, accelerate, datasets) plus the graph's
 core; refuses at once (exit 1), saying so, on a machine without CUDA. Everything else (the
 tokenizer, the needle videos) is made here. ``--smoke`` runs the same code on the CPU with the
-tiny model in float32 for one step (tests/training/test_trl_grpo.py), writing to ``--json``.
+tiny model in float32 for one step (tests/training/test_trl_launch.py), writing to ``--json``.
 """
 
 from __future__ import annotations
