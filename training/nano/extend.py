@@ -12,16 +12,13 @@ rows of the spelling it replaces, so the new token first means what its pieces m
 from __future__ import annotations
 
 import logging
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 from training.nano import model as nano_model
+from training.nano.train import save_checkpoint
 
 log = logging.getLogger(__name__)
-
-#: Written here by the model and tokenizer; sft.jsonl is the base's own training log.
-_NOT_COPIED = {"model.safetensors", "config.json", "generation_config.json", "sft.jsonl"}
 
 
 def missing_tokens(tokenizer, tokens: Sequence[str]) -> list[str]:
@@ -52,11 +49,8 @@ def extend(base: str | Path, out: str | Path, tokens: Sequence[str] = nano_model
         for token, pieces in spellings.items():
             rows[tokenizer.convert_tokens_to_ids(token)] = rows[pieces].mean(dim=0)
     out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    for path in base.iterdir():  # processor configs, chat template, regime: as the base has them
-        if path.is_file() and path.name not in _NOT_COPIED and not (out / path.name).exists():
-            shutil.copy2(path, out / path.name)
+    save_checkpoint(model, base, out)  # and the base's processor configs, template, regime
     log.info(
         "extended %s by %d whole tokens (%s): vocab %d -> %d",
         base,

@@ -45,7 +45,9 @@ from training.nano.loss import (
 from training.nano.sampler import AGENTS, Sampler
 
 log = logging.getLogger(__name__)
-_WEIGHTS = {"model.safetensors", "config.json", "generation_config.json"}
+#: What `save_checkpoint` writes itself, and the training log of the checkpoint it starts
+#: from (a roles stage's base has one), which is not this checkpoint's.
+_NOT_COPIED = {"model.safetensors", "config.json", "generation_config.json", "sft.jsonl"}
 
 
 @dataclass(frozen=True)
@@ -193,7 +195,7 @@ def train_sft(
                 log.info("sft %s", line)
                 window = {k: [] for k in window}
             if schedule.save_every and (step + 1) % schedule.save_every == 0:
-                _save(model, model_dir, out / f"step-{step + 1}")
+                save_checkpoint(model, model_dir, out / f"step-{step + 1}")
             if schedule.resume_every and (step + 1) % schedule.resume_every == 0:
                 log_file.flush()
                 resume.save(
@@ -208,7 +210,7 @@ def train_sft(
                     identity=identity,
                 )
     model.eval()
-    saved = _save(model, model_dir, out)
+    saved = save_checkpoint(model, model_dir, out)
     resume.clear(out)
     return saved
 
@@ -245,9 +247,11 @@ def warm_up(model, head, tokenizer, processor, collate, rows, schedule: SFTSched
     }
 
 
-def _save(model, model_dir: str | Path, out: Path) -> Path:
+def save_checkpoint(model, model_dir: str | Path, out: Path) -> Path:
+    """`model` into `out`, with the files of `model_dir` it did not write (tokenizer, chat
+    template, processor configs, regime), unless `out` has them already."""
     model.save_pretrained(out)
     for path in Path(model_dir).iterdir():  # tokenizer, chat template, processor configs
-        if path.is_file() and path.name not in _WEIGHTS and not (out / path.name).exists():
+        if path.is_file() and path.name not in _NOT_COPIED and not (out / path.name).exists():
             shutil.copy2(path, out / path.name)
     return out

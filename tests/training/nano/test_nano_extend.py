@@ -30,6 +30,7 @@ def test_a_missing_token_becomes_one_new_id_whose_row_is_its_spelling_s_mean(bas
     pieces = before.encode("PERHAPSNOT", add_special_tokens=False)
     assert len(pieces) > 1  # the base spells it in several tokens
 
+    (base / "sft.jsonl").write_text('{"step": 1}\n')  # the base's own training log
     out = extend(base, tmp_path / "init", ("SUPPORTED", "PERHAPSNOT"))
 
     after = transformers.AutoTokenizer.from_pretrained(out)
@@ -45,6 +46,7 @@ def test_a_missing_token_becomes_one_new_id_whose_row_is_its_spelling_s_mean(bas
     assert torch.allclose(new_rows[new_id], old_rows[pieces].mean(dim=0))
     assert model.config.text_config.vocab_size == len(after)
     assert model.lm_head.weight.shape[0] == len(after)
+    assert not (out / "sft.jsonl").exists(), "the base's log is not the new checkpoint's"
     assert (out / "preprocessor_config.json").read_bytes() == (
         base / "preprocessor_config.json"
     ).read_bytes()
