@@ -32,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.parity import release_episodes as E
+from tests.parity import release_rl_episodes as RL
 from tests.parity.record_release_requests import digest, write_videos
 
 SPECIALS = ["<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|image_pad|>", "<|vision_end|>"]
@@ -222,7 +223,7 @@ class ScriptedEngine:
             reply = self.replies.pop(0)
             ids = self.tokenizer.encode(reply["text"]) + ([EOS] if reply["stopped"] else [])
         else:
-            ids = [*self.tokenizer.encode(E.SUB_REPLY), EOS]
+            ids = [*self.tokenizer.encode(RL.SUB_REPLY), EOS]
         return types.SimpleNamespace(
             output_tokens=ids, output_logprobs=[0.0] * len(ids), output_versions=[0] * len(ids)
         )
@@ -235,7 +236,7 @@ def load(root: Path, recorder: Recorder):
     class Dataset:
         @staticmethod
         def from_parquet(path):
-            return [E.RL_ROWS[path]]
+            return [RL.RL_ROWS[path]]
 
         @staticmethod
         def from_generator(gen):
@@ -290,11 +291,11 @@ def main() -> int:
         max_frames=64,
     )
     out = []
-    for episode in E.rl_episodes():
-        os.environ.update(E.RL_RECIPES[episode["recipe"]])
+    for episode in RL.rl_episodes():
+        os.environ.update(RL.RL_RECIPES[episode["recipe"]])
         os.environ["NFRAMES_GATING"] = "1" if episode["recipe"] == "paragrpo" else "0"
         data = dataset.load_paravt_rl_dataset(episode["row"], str(E.VIDEOS_DIR))[0]
-        engine = ScriptedEngine(processor, E.rl_replies(episode))
+        engine = ScriptedEngine(processor, RL.rl_replies(episode))
         flow = workflow.HierarchicalAgentWorkflow(
             gconfig, processor, processor, lambda **kw: 0.0, config
         )

@@ -145,14 +145,14 @@ RELEASE_DATASETS = {
 }
 
 
-def _call(start, end, **extra) -> str:
+def call_text(start, end, **extra) -> str:
     arguments = {"video_path": "video.mp4", "start_time": start, "end_time": end, **extra}
     return (
         f"<tool_call>\n{json.dumps({'name': 'crop_video', 'arguments': arguments})}\n</tool_call>"
     )
 
 
-def _raw_call(arguments) -> str:
+def raw_call_text(arguments) -> str:
     return (
         f"<tool_call>\n{json.dumps({'name': 'crop_video', 'arguments': arguments})}\n</tool_call>"
     )
@@ -185,29 +185,31 @@ def script(name: str, item: str) -> list[str]:
     if name == "plain":  # direct and reasoning modes: one reply
         return [f"<think>\nI watched it.\n</think>\n<answer>{_final(item, forced=True)}</answer>"]
     if name == "parallel":
-        calls = _call(round(d * 0.1, 1), round(d * 0.4, 1)) + "\n" + _call(round(d * 0.5, 1), d)
+        calls = (
+            call_text(round(d * 0.1, 1), round(d * 0.4, 1)) + "\n" + call_text(round(d * 0.5, 1), d)
+        )
         return [think + calls, _final(item, wrong=True)]
     if name == "every_turn":
         return [
-            think + _call(0, round(d / 3, 2)),
-            think + _call(round(d / 3, 2), round(2 * d / 3, 2)) + "\n" + _call(1, 2.5),
-            think + _call(round(2 * d / 3, 2), d),
+            think + call_text(0, round(d / 3, 2)),
+            think + call_text(round(d / 3, 2), round(2 * d / 3, 2)) + "\n" + call_text(1, 2.5),
+            think + call_text(round(2 * d / 3, 2), d),
             _final(item, forced=True),
         ]
     if name == "over_cap":
         step = d / 7
-        calls = "\n".join(_call(round(k * step, 2), round((k + 1) * step, 2)) for k in range(7))
+        calls = "\n".join(call_text(round(k * step, 2), round((k + 1) * step, 2)) for k in range(7))
         return [think + calls, _final(item)]
     if name == "odd_windows":
         calls = [
-            _call(round(d * 0.6, 1), round(d * 0.2, 1)),  # reversed
-            _call(d + 5, d + 10),  # past the end
-            _call("0:01", "0:04"),  # mm:ss strings
-            _raw_call({"start": 1, "end": 3.5}),  # start/end keys
-            _raw_call({"start_time": round(d / 2, 1)}),  # no end: start + 10 s
-            _call(round(d * 0.9, 2), d + 30),  # runs past the end
+            call_text(round(d * 0.6, 1), round(d * 0.2, 1)),  # reversed
+            call_text(d + 5, d + 10),  # past the end
+            call_text("0:01", "0:04"),  # mm:ss strings
+            raw_call_text({"start": 1, "end": 3.5}),  # start/end keys
+            raw_call_text({"start_time": round(d / 2, 1)}),  # no end: start + 10 s
+            call_text(round(d * 0.9, 2), d + 30),  # runs past the end
         ]
-        inside = "<think>\nMaybe " + _call(0, 1) + " first.\n</think>\n"  # a call in the think
+        inside = "<think>\nMaybe " + call_text(0, 1) + " first.\n</think>\n"  # a call in the think
         return [inside + "\n".join(calls), _final(item, wrong=True)]
     if name == "tool_code":
         call = f'crop_video(video_path="video.mp4", start_time=1, end_time={d / 2})'
@@ -339,109 +341,6 @@ def project_layout(root: Path, dataset: str, item: str) -> tuple[str, Path, dict
         _link(spec["video"], data / "Charades_v1_480" / row["video"])
         return "charades", data, {}
     raise ValueError(dataset)
-
-
-# ----------------------------------------------------------------------------- RL rollouts
-
-RL_SYSTEM = (
-    "You are a helpful assistant that watches videos. Think inside <think></think>, call "
-    "crop_video when you need a closer look, and answer inside <answer></answer>."
-)
-RL_ROWS = {  # ParaVT RL parquet rows: prompt (with the <video> placeholder), videos, extra_info
-    "rl_mcq": {
-        "prompt": [
-            {"role": "system", "content": RL_SYSTEM},
-            {
-                "role": "user",
-                "content": "<video>\nWhich colour is the block at the end?\n"
-                "A. red\nB. blue\nC. green\nD. white",
-            },
-        ],
-        "videos": [{"video": "fx_a.mp4"}],
-        "extra_info": json.dumps({"answer": "B", "question_type": "mcq"}),
-    },
-    "rl_bare": {  # no system prompt in the row: the tools message stands alone
-        "prompt": [{"role": "user", "content": "<video>When does the block turn blue?"}],
-        "videos": [{"video": "fx_e.mp4"}],
-        "extra_info": json.dumps({"answer": "[15.0, 30.0]", "question_type": "tvg"}),
-    },
-}
-SUB_REPLY = "A coloured block slides from left to right across a dark frame."
-RL_RECIPES = {
-    "paragrpo": {"THINK_PREFIX": "1", "ANSWER_SUFFIX": "1"},
-    "vanilla": {"THINK_PREFIX": "0", "ANSWER_SUFFIX": "0"},
-}
-
-
-def rl_script(name: str, row: str) -> list[dict]:
-    """The main agent's generations of one rollout: text, and whether the model stopped
-    (False: cut off at the token cap, no <|im_end|>)."""
-    d = SECONDS[RL_ROWS[row]["videos"][0]["video"].removesuffix(".mp4")]
-    think = "The overview is coarse; I look closer.\n</think>\n"
-    answer = "It turns blue halfway.\n</think>\n<answer>B</answer>"
-    if name == "direct":
-        return [{"text": answer, "stopped": True}]
-    if name == "parallel":
-        calls = _call(1, round(d / 3, 1)) + "\n" + _call(round(d / 2, 1), d)
-        return [{"text": think + calls, "stopped": True}, {"text": answer, "stopped": True}]
-    if name == "every_turn":  # four generations, all calling: the last calls run, then it ends
-        return [
-            {"text": think + _call(round(k * d / 4, 1), round((k + 1) * d / 4, 1)), "stopped": True}
-            for k in range(4)
-        ]
-    if name == "odd_windows":
-        calls = [
-            _call(round(d * 0.6, 1), round(d * 0.2, 1)),  # reversed: the sub-agent refuses
-            _raw_call({"start": 1, "end": 4}),  # start/end keys
-            _call(round(d * 0.8, 1), d + 20),  # the end is clamped to the video
-            _call(d + 1, d + 5),  # starts past the end: refused
-        ]
-        return [
-            {"text": think + "\n".join(calls), "stopped": True},
-            {"text": answer, "stopped": True},
-        ]
-    if name == "unclosed":  # the last call cut off by the token cap, after complete JSON
-        call = json.dumps({"name": "crop_video", "arguments": {"start_time": 2, "end_time": 5}})
-        return [
-            {"text": think + "<tool_call>\n" + call, "stopped": False},
-            {"text": answer, "stopped": True},
-        ]
-    if name == "tool_code":
-        code = f"<tool_code>crop_video(start_time=1, end_time={round(d / 2, 1)})</tool_code>"
-        return [{"text": think + code, "stopped": True}, {"text": answer, "stopped": True}]
-    raise ValueError(name)
-
-
-def rl_episodes() -> list[dict]:
-    out = []
-    for recipe in RL_RECIPES:
-        for name in ("direct", "parallel", "every_turn", "odd_windows", "unclosed", "tool_code"):
-            out.append(
-                {
-                    "id": f"rl-{recipe}-rl_mcq-{name}",
-                    "recipe": recipe,
-                    "row": "rl_mcq",
-                    "script": name,
-                }
-            )
-        out.append(
-            {
-                "id": f"rl-{recipe}-rl_bare-parallel",
-                "recipe": recipe,
-                "row": "rl_bare",
-                "script": "parallel",
-            }
-        )
-    return out
-
-
-def rl_replies(episode: dict) -> list[dict]:
-    """The generations of an RL episode as its recipe has the model write them: with the
-    Think Prefix prefilled the text opens inside the think block, without it the model
-    writes ``<think>`` itself."""
-    prefilled = RL_RECIPES[episode["recipe"]]["THINK_PREFIX"] == "1"
-    replies = rl_script(episode["script"], episode["row"])
-    return [r if prefilled else {**r, "text": "<think>\n" + r["text"]} for r in replies]
 
 
 def fixture_data_root(root: Path) -> Path:

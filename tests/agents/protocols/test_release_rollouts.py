@@ -35,6 +35,7 @@ from graphs.runs.run import run_question
 from graphs.store.sqlite_board import Board
 from testing.scripted import Reply, ScriptedServer, role_of
 from tests.parity import release_episodes as E
+from tests.parity import release_rl_episodes as RL
 from tests.support.release import PIXEL_TOLERANCE
 from training.sft_data import paravt_prompts
 
@@ -46,12 +47,12 @@ EPISODES = {e["id"]: e for e in RECORDED["episodes"]}
 def _responder(episode: dict):
     mains = [
         Reply(r["text"], finish_reason="stop" if r["stopped"] else "length")
-        for r in E.rl_replies(episode)
+        for r in RL.rl_replies(episode)
     ]
 
     def respond(request: dict) -> Reply:
         if role_of(request) == "sub_agent":
-            return Reply(E.SUB_REPLY)
+            return Reply(RL.SUB_REPLY)
         return mains.pop(0)
 
     return respond
@@ -96,9 +97,9 @@ def _same_messages(ours: list[dict], ref: list[dict], indices: list[int], at: st
 
 
 async def _rollout(episode: dict, tmp_path):
-    row = E.RL_ROWS[episode["row"]]
+    row = RL.RL_ROWS[episode["row"]]
     prompt = paravt_prompts([row], video_root=E.VIDEOS_DIR)[0]
-    prefix = E.RL_RECIPES[episode["recipe"]]["THINK_PREFIX"] == "1"
+    prefix = RL.RL_RECIPES[episode["recipe"]]["THINK_PREFIX"] == "1"
     context = Context(
         protocol="release-rl",
         think_prefix=prefix,
