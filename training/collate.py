@@ -129,10 +129,15 @@ class FramesCollator:
         grid = row.image_grid_thw[:kept_images] if kept_images else None
         return Encoded(row.input_ids[:cut], row.loss_mask[:cut], pixels, grid)
 
+    def encode_row(self, example: Mapping[str, Any]) -> Encoded:
+        """:meth:`encode` of one row ``{"messages", "images" | "frames"}``."""
+        return self.encode(example["messages"], example.get("images", example.get("frames")) or [])
+
     def __call__(self, examples: Sequence[Mapping[str, Any]]) -> dict[str, torch.Tensor]:
-        rows = [
-            self.encode(e["messages"], e.get("images", e.get("frames")) or []) for e in examples
-        ]
+        return self.pad([self.encode_row(e) for e in examples])
+
+    def pad(self, rows: Sequence[Encoded]) -> dict[str, torch.Tensor]:
+        """Encoded rows as one batch, padded on the right to the longest."""
         longest = max(len(r.input_ids) for r in rows)
         if self.pad_to_multiple_of:
             longest = -(-longest // self.pad_to_multiple_of) * self.pad_to_multiple_of

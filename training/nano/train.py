@@ -8,7 +8,9 @@ after the two warm-ups of ``training.nano.warmup`` (copy circuits, then frame fe
   ``notes_share``, a verifier batch with probability ``verify_share``, else a sub-agent
   batch.
 - **Loss.** Content tokens weigh ``content_weight`` times the others; the per-frame colour
-  and shape target weighs ``aux_weight`` (``training.nano.loss``).
+  and shape target weighs ``aux_weight`` (``training.nano.loss``). Each batch runs as
+  groups of rows of similar length (``training.nano.groups``): the same loss and gradient,
+  less padding.
 - **Colour balance.** A sub-agent batch draws a window that shows a needle with probability
   ``needle_share`` (its colour uniform over the four), else an empty window.
 - **Verdict balance.** A verifier batch draws its rows by what they hold
@@ -35,13 +37,8 @@ import torch
 
 from training.collate import FramesCollator
 from training.nano import resume, warmup
-from training.nano.loss import (
-    content_mask,
-    frame_head,
-    linear_patch_embed,
-    token_weights,
-    weighted_loss,
-)
+from training.nano.groups import backward_in_groups
+from training.nano.loss import content_mask, frame_head, linear_patch_embed
 from training.nano.sampler import AGENTS, Sampler
 
 log = logging.getLogger(__name__)
@@ -66,6 +63,7 @@ class SFTSchedule:
     notes_share: float = 0.35  # share that are note-to-answer batches
     verify_share: float = 0.2  # share that are verifier batches (the rest: sub-agent)
     verify_batch_rows: int = 8
+    rows_per_group: int = 8  # rows per forward pass, by length (training.nano.groups)
     verify_mix: tuple[float, ...] = (0.35, 0.15, 0.45, 0.05)  # over VERIFY_KINDS
     content_weight: float = 4.0  # weight of a content token against 1 for the others
     needle_share: float = 0.6  # share of sub-agent rows whose window shows a needle
@@ -164,24 +162,26 @@ def train_sft(
             log_file.write(json.dumps({"warm_up": warmed}) + "\n")
         for step in range(first, schedule.steps):
             agent, chosen = sampler.batch(step)
-            batch = collate(chosen)
-            labels = [lab for row in chosen for lab in row.get("frame_labels", [])]
-            if labels and "pixel_values" in batch:
-                batch["frame_labels"] = torch.tensor(labels, dtype=torch.long)
             lr = learning_rate(schedule.learning_rate, step, schedule.steps, schedule.warmup_steps)
             for group in optimizer.param_groups:
                 group["lr"] = lr
-            weights = token_weights(batch["labels"], content, schedule.content_weight)
-            loss, aux, accuracy = weighted_loss(model, batch, weights, head)
-            total = loss + schedule.aux_weight * aux if aux is not None else loss
             optimizer.zero_grad(set_to_none=True)
-            total.backward()
+            scored = backward_in_groups(
+                model,
+                head,
+                collate,
+                chosen,
+                content=content,
+                content_weight=schedule.content_weight,
+                aux_weight=schedule.aux_weight,
+                rows_per_group=schedule.rows_per_group,
+            )
             torch.nn.utils.clip_grad_norm_([p for _, p in params], 1.0)
             optimizer.step()
-            window[agent].append(loss.item())
-            if aux is not None:
-                window["aux"].append(aux.item())
-                window["aux_acc"].append(accuracy)
+            window[agent].append(scored.loss)
+            if scored.aux is not None:
+                window["aux"].append(scored.aux)
+                window["aux_acc"].append(scored.accuracy)
             if (step + 1) % schedule.log_every == 0:
                 line = {"step": step + 1, "lr": lr, "tiers": sampler.open_tiers(step)}
                 line |= {
