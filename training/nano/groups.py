@@ -2,11 +2,11 @@
 less padding.
 
 A batch pads every row to its longest. Note-to-answer rows (``training.nano.notes``) run from
-about 100 to 630 tokens, so a batch of 32 padded to its longest ran 2.3 times the tokens it
-holds. Sorted by length and cut into groups of at most ``rows_per_group`` rows, each group is
-padded to its own longest. Each group's loss is weighted by its share of the batch's token
-weight (and of its frames, for the frame target) before its backward pass, so the summed
-gradient is the gradient of the whole batch's loss.
+about 100 to 630 tokens, so a batch of 32 padded to its longest ran 2.4 times the tokens it
+holds (``bench/nano_sft_groups.json``). Sorted by length and cut into groups of at most
+``rows_per_group`` rows, each group is padded to its own longest. Each group's loss is
+weighted by its share of the batch's token weight (and of its frames, for the frame target)
+before its backward pass, so the summed gradient is the gradient of the whole batch's loss.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""A batch run in length groups trains exactly as the batch run at once, on the shipped nano."""
+"""A batch run in length groups trains exactly as SFT ran the batch at once before (one padded
+batch, one ``weighted_loss``), on the shipped nano."""
 
 from __future__ import annotations
 
@@ -12,9 +13,17 @@ from PIL import Image
 from agents import benchmark
 from training.collate import FramesCollator
 from training.nano import notes
-from training.nano.groups import backward_in_groups
-from training.nano.loss import content_mask, frame_head, linear_patch_embed
+from training.nano.groups import BatchLoss, backward_in_groups
+from training.nano.loss import (
+    content_mask,
+    frame_head,
+    linear_patch_embed,
+    token_weights,
+    weighted_loss,
+)
 from training.nano.rebuild import SHIPPED
+
+CONTENT_WEIGHT, AUX_WEIGHT = 4.0, 0.5
 
 
 def frame(colour: tuple[int, int, int]) -> dict:
@@ -53,25 +62,52 @@ def nano():
     return tokenizer, collate, AutoModelForImageTextToText.from_pretrained(SHIPPED)
 
 
-def gradients(nano, rows, rows_per_group):
-    tokenizer, collate, model = nano
+def grads_of(model, head) -> dict[str, torch.Tensor]:
+    grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+    grads |= {"head." + n: p.grad.clone() for n, p in head.named_parameters() if p.grad is not None}
+    return grads
+
+
+def fresh(nano):
+    """The model with no gradients, and the same untrained frame head each time."""
+    model = nano[2]
     torch.manual_seed(0)
     head = frame_head(model)
     linear_patch_embed(model)
     model.zero_grad(set_to_none=True)
+    return model, head
+
+
+def one_pass(nano, rows):
+    """The batch as SFT ran it before groups: one padded batch, ``weighted_loss`` plus
+    AUX_WEIGHT times the frame target, one backward pass."""
+    tokenizer, collate, _ = nano
+    model, head = fresh(nano)
+    batch = collate(rows)
+    labels = [label for row in rows for label in row.get("frame_labels", [])]
+    if labels:
+        batch["frame_labels"] = torch.tensor(labels, dtype=torch.long)
+    weights = token_weights(batch["labels"], content_mask(tokenizer), CONTENT_WEIGHT)
+    loss, aux, accuracy = weighted_loss(model, batch, weights, head)
+    (loss + AUX_WEIGHT * aux if aux is not None else loss).backward()
+    scored = BatchLoss(loss.item(), aux and aux.item(), accuracy)
+    return scored, grads_of(model, head)
+
+
+def grouped(nano, rows, rows_per_group):
+    tokenizer, collate, _ = nano
+    model, head = fresh(nano)
     scored = backward_in_groups(
         model,
         head,
         collate,
         rows,
         content=content_mask(tokenizer),
-        content_weight=4.0,
-        aux_weight=0.5,
+        content_weight=CONTENT_WEIGHT,
+        aux_weight=AUX_WEIGHT,
         rows_per_group=rows_per_group,
     )
-    grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
-    grads |= {"head." + n: p.grad.clone() for n, p in head.named_parameters() if p.grad is not None}
-    return scored, grads
+    return scored, grads_of(model, head)
 
 
 def assert_same(one, grouped):
@@ -91,11 +127,11 @@ def test_note_rows_of_different_lengths_give_the_batch_s_loss_and_gradient(nano)
     rows = random.Random(0).sample(rows, 12)
     lengths = {len(nano[1].encode_row(r).input_ids) for r in rows}
     assert max(lengths) > 1.5 * min(lengths)  # the case the groups are for
-    assert_same(gradients(nano, rows, len(rows)), gradients(nano, rows, 4))
+    assert_same(one_pass(nano, rows), grouped(nano, rows, 4))
 
 
 def test_rows_with_frames_give_the_batch_s_frame_target_too(nano):
     rows = [verify_row(n, v) for n, v in ((2, "SUPPORTED"), (6, "UNSUPPORTED"), (4, "SUPPORTED"))]
-    one = gradients(nano, rows, 3)
+    one = one_pass(nano, rows)
     assert one[0].aux is not None
-    assert_same(one, gradients(nano, rows, 1))
+    assert_same(one, grouped(nano, rows, 1))
