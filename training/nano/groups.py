@@ -7,26 +7,41 @@ holds (``bench/nano_sft_groups.json``). Sorted by length and cut into groups of 
 ``rows_per_group`` rows, each group is padded to its own longest. Each group's loss is
 weighted by its share of the batch's token weight (and of its frames, for the frame target)
 before its backward pass, so the summed gradient is the gradient of the whole batch's loss.
+The verifier's claim target (``training.nano.claims``) is weighted the same way, by its share
+of the batch's targets.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import torch
 
+from training.nano.claims import ClaimTargets, claim_loss, tap_layer
 from training.nano.loss import token_weights, weighted_loss
 
 
 @dataclass(frozen=True)
 class BatchLoss:
-    """What one batch scored: the token loss, and the frame target's loss and accuracy when
-    its rows have frames."""
+    """What one batch scored: the token loss, the frame target's loss and accuracy when its
+    rows have frames, and the claim target's when they have notes to check."""
 
     loss: float
     aux: float | None
     accuracy: float | None
+    claim: float | None = None
+    claim_accuracy: float | None = None
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """The claim target in a batch: its head, its labeller and its weight."""
+
+    head: torch.nn.Module
+    targets: ClaimTargets
+    weight: float
 
 
 def length_groups(lengths: Sequence[int], rows_per_group: int) -> list[list[int]]:
@@ -49,9 +64,10 @@ def backward_in_groups(
     content_weight: float,
     aux_weight: float,
     rows_per_group: int,
+    claims: ClaimCheck | None = None,
 ) -> BatchLoss:
     """Backpropagate the loss of the batch `rows` (``weighted_loss``, plus `aux_weight` times
-    the frame target's), one length group at a time."""
+    the frame target's, plus the claim target's with `claims`), one length group at a time."""
     encoded = [collate.encode_row(row) for row in rows]
     parts = []
     for group in length_groups([len(e.input_ids) for e in encoded], rows_per_group):
@@ -62,20 +78,32 @@ def backward_in_groups(
             batch["frame_labels"] = torch.tensor(labels, dtype=torch.long)
             frames = len(labels)
         weights = token_weights(batch["labels"], content, content_weight)
-        parts.append((batch, weights, frames))
-    total_weight = max(sum(float(w.sum()) for _, w, _ in parts), 1e-6)
-    total_frames = sum(frames for *_, frames in parts)
-    loss_sum = aux_sum = right = 0.0
-    for batch, weights, frames in parts:
-        loss, aux, accuracy = weighted_loss(model, batch, weights, head)
+        checks = [claims.targets(rows[i], encoded[i].input_ids) for i in group] if claims else []
+        parts.append((batch, weights, frames, checks))
+    total_weight = max(sum(float(w.sum()) for _, w, *_ in parts), 1e-6)
+    total_frames = sum(frames for _, _, frames, _ in parts)
+    total_checks = sum(len(c) for *_, checks in parts for c in checks)
+    loss_sum = aux_sum = right = claim_sum = claim_right = 0.0
+    for batch, weights, frames, checks in parts:
+        count = sum(len(c) for c in checks)
+        with tap_layer(model) if count else nullcontext() as tap:
+            loss, aux, accuracy = weighted_loss(model, batch, weights, head)
         share = float(weights.sum()) / total_weight
         objective = loss * share
         if aux is not None:
             objective = objective + aux_weight * aux * (frames / total_frames)
             aux_sum += aux.item() * frames
             right += accuracy * frames
+        if count:
+            length = batch["input_ids"].shape[1]
+            claim, claim_accuracy = claim_loss(claims.head, tap.hidden, length, checks)
+            objective = objective + claims.weight * claim * (count / total_checks)
+            claim_sum += claim.item() * count
+            claim_right += claim_accuracy * count
         objective.backward()
         loss_sum += loss.item() * share
-    if not total_frames:
-        return BatchLoss(loss_sum, None, None)
-    return BatchLoss(loss_sum, aux_sum / total_frames, right / total_frames)
+    aux_mean = (aux_sum / total_frames, right / total_frames) if total_frames else (None, None)
+    claim_mean = (
+        (claim_sum / total_checks, claim_right / total_checks) if total_checks else (None, None)
+    )
+    return BatchLoss(loss_sum, *aux_mean, *claim_mean)

@@ -1,7 +1,7 @@
 """SFT's resume point: everything a killed SFT needs to go on from its last saved step and end
 bit-identical to a run that was never stopped.
 
-The state (``resume.pt`` in SFT's output folder) holds the weights, the frame head, AdamW's
+The state (``resume.pt`` in SFT's output folder) holds the weights, the training-only heads, AdamW's
 moments, the batch sampler's random state, the steps done, the seconds spent and the loss
 window not yet logged. It is written atomically every ``SFTSchedule.resume_every`` steps and
 removed once the final checkpoint is saved. A state written for another schedule or other

@@ -8,7 +8,8 @@ after the two warm-ups of ``training.nano.warmup`` (copy circuits, then frame fe
   ``notes_share``, a verifier batch with probability ``verify_share``, else a sub-agent
   batch.
 - **Loss.** Content tokens weigh ``content_weight`` times the others; the per-frame colour
-  and shape target weighs ``aux_weight`` (``training.nano.loss``). Each batch runs as
+  and shape target weighs ``aux_weight`` (``training.nano.loss``), the verifier's claim target
+  ``claim_weight`` (``training.nano.claims``). Each batch runs as
   groups of rows of similar length (``training.nano.groups``): the same loss and gradient,
   less padding.
 - **Colour balance.** A sub-agent batch draws a window that shows a needle with probability
@@ -37,7 +38,8 @@ import torch
 
 from training.collate import FramesCollator
 from training.nano import resume, warmup
-from training.nano.groups import backward_in_groups
+from training.nano.claims import ClaimTargets, claim_head
+from training.nano.groups import ClaimCheck, backward_in_groups
 from training.nano.loss import content_mask, frame_head, linear_patch_embed
 from training.nano.sampler import AGENTS, Sampler
 
@@ -68,6 +70,7 @@ class SFTSchedule:
     content_weight: float = 4.0  # weight of a content token against 1 for the others
     needle_share: float = 0.6  # share of sub-agent rows whose window shows a needle
     aux_weight: float = 0.5  # weight of the per-frame colour and shape target
+    claim_weight: float = 0.0  # weight of the verifier's claim target (0: none)
     copy_warmup_steps: int = 300  # training.nano.warmup: copy rows, before any SFT batch
     copy_warmup_rows: int = 32
     vision_warmup_steps: int = 600  # ... then single frames for the vision tower
@@ -138,7 +141,12 @@ def train_sft(
         else None
     )
     sampler = Sampler(rows, schedule)
-    params = [*model.named_parameters(), *(("aux." + n, p) for n, p in head.named_parameters())]
+    heads = torch.nn.ModuleDict({"frame": head})  # training-only, saved with a resume point
+    claims = None
+    if schedule.claim_weight:
+        heads["claim"] = claim_head(model)
+        claims = ClaimCheck(heads["claim"], ClaimTargets(tokenizer, content), schedule.claim_weight)
+    params = [*model.named_parameters(), *(("aux." + n, p) for n, p in heads.named_parameters())]
     decay = [p for n, p in params if p.ndim >= 2 and "embed" not in n]
     other = [p for n, p in params if not (p.ndim >= 2 and "embed" not in n)]
     optimizer = torch.optim.AdamW(
@@ -149,9 +157,9 @@ def train_sft(
         lr=schedule.learning_rate,
         betas=(0.9, 0.98),
     )
-    first, window = 0, {a: [] for a in (*AGENTS, "aux", "aux_acc")}
+    first, window = 0, {a: [] for a in (*AGENTS, "aux", "aux_acc", "claim", "claim_acc")}
     if state:
-        resume.restore(state, model=model, head=head, optimizer=optimizer, sampler=sampler)
+        resume.restore(state, model=model, head=heads, optimizer=optimizer, sampler=sampler)
         first, window = state["step"], state["window"]
         resume.trim_log(out / "sft.jsonl", first)
         log.info("SFT resumes after step %d of %d", first, schedule.steps)
@@ -175,6 +183,7 @@ def train_sft(
                 content_weight=schedule.content_weight,
                 aux_weight=schedule.aux_weight,
                 rows_per_group=schedule.rows_per_group,
+                claims=claims,
             )
             torch.nn.utils.clip_grad_norm_([p for _, p in params], 1.0)
             optimizer.step()
@@ -182,6 +191,9 @@ def train_sft(
             if scored.aux is not None:
                 window["aux"].append(scored.aux)
                 window["aux_acc"].append(scored.accuracy)
+            if scored.claim is not None:
+                window["claim"].append(scored.claim)
+                window["claim_acc"].append(scored.claim_accuracy)
             if (step + 1) % schedule.log_every == 0:
                 line = {"step": step + 1, "lr": lr, "tiers": sampler.open_tiers(step)}
                 line |= {
@@ -202,7 +214,7 @@ def train_sft(
                     out,
                     step=step + 1,
                     model=model,
-                    head=head,
+                    head=heads,
                     optimizer=optimizer,
                     sampler=sampler,
                     elapsed=time.perf_counter() - began,

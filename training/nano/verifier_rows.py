@@ -80,6 +80,7 @@ def verifier_rows(
             "run_id": trace["run_id"],
             "agent": "verify:" + sub["agent"],
             "role": "verifier",
+            "right_note": right,  # the claim target's truth (training.nano.claims)
         }
         rows.append(verify_row(sub, trace["question"], right, "SUPPORTED", **meta))
         if right != NO_SHAPES:
