@@ -1,0 +1,183 @@
+"""The verifier trained alone, with the claim target: does its verdict compare a note with the
+frames, fact by fact?
+
+    OMP_NUM_THREADS=2 python bench/nano_verifier_drill.py --data OUT/data \
+        --json bench/nano_verifier_drill.json
+
+`OUT/data` is a rebuild's data stage (``python -m training.nano.rebuild --out OUT --base
+assets/paravt-nano --stop-after data``). The drill trains the roles stage's starting point
+(the shipped nano, its tokenizer extended: ``training.nano.extend``) on that stage's verifier
+rows made on the sub-agents' windows (``training.nano.verifier_rows``) and nothing else:
+batches drawn as SFT draws verifier batches (``SFTSchedule.verify_mix``), the roles stage's
+learning rate under SFT's warm-up and cosine, SFT's loss in groups
+(``training.nano.groups.backward_in_groups``) plus the claim target
+(``training.nano.claims``) at ``--claim-weight``. The rows of a fifth of the windows (by a
+hash of their first frame) are held out. It records the verdict's accuracy on them (the
+argmax over the three verdicts) by what the note holds and by noise tier, and the claim
+head's accuracy by kind of fact and label.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch
+
+from agents import benchmark
+from training.collate import FramesCollator
+from training.nano import data, extend
+from training.nano.claims import ClaimTargets, claim_head, tap_layer
+from training.nano.groups import ClaimCheck, backward_in_groups
+from training.nano.loss import content_mask, linear_patch_embed
+from training.nano.model import VERDICTS
+from training.nano.rebuild import ROLES, SHIPPED
+from training.nano.sampler import Sampler, verify_kind
+from training.nano.train import SFTSchedule, learning_rate
+
+
+def held_out(row: dict) -> bool:
+    return hashlib.sha1(row["images"][0]["bytes"]).digest()[0] % 5 == 0
+
+
+def case(row: dict) -> str:
+    """What the row's note holds: a verify_kind, with a wrong note split by what it got wrong."""
+    kind = verify_kind(row)
+    if kind != "wrong":
+        return kind
+    right = row["right_note"]
+    if not right.startswith("Seen:"):
+        return "invented"
+    words = lambda text: set(text.replace(";", " ").replace(".", " ").split())  # noqa: E731
+    changed = words(right) ^ words(row["messages"][-2]["content"][-1]["text"].split("Note: ")[1])
+    if changed & set(benchmark.COLOURS):
+        return "misread_colour"
+    return "misread_shape" if changed & set(benchmark.SHAPES) else "misread_time"
+
+
+def fact(text: str) -> str:
+    text = text.strip()
+    if text.isdigit():
+        return "time"
+    if text.startswith("Seen:") or text in benchmark.COLOURS:
+        return "colour"
+    return "shape" if text.startswith("the ") or text in benchmark.SHAPES else text
+
+
+def score(model, head, targets, collate, tokenizer, rows: list[dict]) -> dict:
+    verdict_ids = tokenizer.convert_tokens_to_ids(list(VERDICTS))
+    right, seen = Counter(), Counter()
+    model.eval()
+    with torch.no_grad():
+        for k in range(0, len(rows), 8):
+            chunk = rows[k : k + 8]
+            encoded = [collate.encode_row(r) for r in chunk]
+            batch = collate.pad(encoded)
+            batch.pop("labels")
+            with tap_layer(model) as tap:
+                logits = model(**batch).logits
+            for i, row in enumerate(chunk):
+                at = encoded[i].loss_mask.index(1) - 1  # the verdict's logits
+                got = VERDICTS[int(logits[i, at, verdict_ids].argmax())]
+                ok = got == row["messages"][-1]["content"][0]["text"].strip()
+                for key in (case(row), f"{case(row)}@noise={row['noise']}"):
+                    right[key], seen[key] = right[key] + ok, seen[key] + 1
+                for position, label in targets(row, encoded[i].input_ids):
+                    said = tokenizer.decode([encoded[i].input_ids[position]])
+                    key = f"claim_{fact(said)}_{'holds' if label else 'wrong'}"
+                    agrees = (float(head(tap.hidden[i, position])) > 0) == bool(label)
+                    right[key], seen[key] = right[key] + agrees, seen[key] + 1
+    model.train()
+    return {key: {"accuracy": round(right[key] / seen[key], 3), "n": seen[key]} for key in seen}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True, help="A rebuild's OUT/data.")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/nano_verifier_drill"))
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--claim-weight", type=float, default=1.0)
+    parser.add_argument("--held-out-rows", type=int, default=1200)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    from transformers import AutoImageProcessor, AutoModelForImageTextToText, AutoTokenizer
+
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
+    began = time.perf_counter()
+    rows = [r for r in data.sft_rows(data.build_traces(args.data, 0)) if "right_note" in r]
+    train = [r for r in rows if not held_out(r)]
+    test = [r for r in rows if held_out(r)]
+    test = [test[i] for i in torch.randperm(len(test))[: args.held_out_rows].tolist()]
+    init = extend.extend(SHIPPED, args.work / "init")
+    tokenizer = AutoTokenizer.from_pretrained(init)
+    collate = FramesCollator(tokenizer, AutoImageProcessor.from_pretrained(init))
+    model = AutoModelForImageTextToText.from_pretrained(init, dtype=torch.float32)
+    model.train()
+    linear_patch_embed(model)
+    content = content_mask(tokenizer)
+    head, targets = claim_head(model), ClaimTargets(tokenizer, content)
+    claims = ClaimCheck(head, targets, args.claim_weight) if args.claim_weight else None
+    verifier_only = {"main_share": 0.0, "notes_share": 0.0, "verify_share": 1.0}
+    schedule = replace(SFTSchedule(), **(ROLES | verifier_only), steps=args.steps)
+    sampler = Sampler(train, schedule)
+    params = [*model.parameters(), *head.parameters()]
+    optimizer = torch.optim.AdamW(params, lr=schedule.learning_rate, betas=(0.9, 0.98))
+    loaded, log = time.perf_counter(), []
+    for step in range(args.steps):
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(
+                schedule.learning_rate, step, schedule.steps, schedule.warmup_steps
+            )
+        optimizer.zero_grad(set_to_none=True)
+        scored = backward_in_groups(
+            model,
+            None,  # no frame target: the verdict and the claims only
+            collate,
+            sampler.batch(step)[1],
+            content=content,
+            content_weight=schedule.content_weight,
+            aux_weight=0.0,
+            rows_per_group=schedule.rows_per_group,
+            claims=claims,
+        )
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        optimizer.step()
+        log.append((scored.loss, scored.claim))
+        if (step + 1) % 100 == 0:
+            window = log[-100:]
+            line = {"step": step + 1, "loss": round(sum(a for a, _ in window) / 100, 4)}
+            if claims:
+                line["claim"] = round(sum(b for _, b in window if b is not None) / 100, 4)
+            print(json.dumps(line), flush=True)
+    trained = time.perf_counter()
+    report = {
+        "steps": args.steps,
+        "claim_weight": args.claim_weight,
+        "train_rows": len(train),
+        "held_out_rows": len(test),
+        "seconds": {"rows": round(loaded - began, 1), "training": round(trained - loaded, 1)},
+        "loss_by_100_steps": [
+            round(sum(a for a, _ in log[k : k + 100]) / 100, 4) for k in range(0, len(log), 100)
+        ],
+        "held_out": score(model, head, targets, collate, tokenizer, test),
+    }
+    text = json.dumps(report, indent=2) + "\n"
+    if args.json:
+        args.json.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
