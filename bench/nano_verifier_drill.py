@@ -14,7 +14,7 @@ learning rate under SFT's warm-up and cosine, SFT's loss in groups
 (``training.nano.claims``) at ``--claim-weight``. The rows of a fifth of the windows (by a
 hash of their first frame) are held out. It records the verdict's accuracy on them (the
 argmax over the three verdicts) by what the note holds and by noise tier, and the claim
-head's accuracy by kind of fact and label.
+head's accuracy by kind of fact and label (with ``--claim-weight 0``, the verdict alone).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def score(model, head, targets, collate, tokenizer, rows: list[dict]) -> dict:
                 ok = got == row["messages"][-1]["content"][0]["text"].strip()
                 for key in (case(row), f"{case(row)}@noise={row['noise']}"):
                     right[key], seen[key] = right[key] + ok, seen[key] + 1
-                for position, label in targets(row, encoded[i].input_ids):
+                for position, label in targets(row, encoded[i].input_ids) if head else ():
                     said = tokenizer.decode([encoded[i].input_ids[position]])
                     key = f"claim_{fact(said)}_{'holds' if label else 'wrong'}"
                     agrees = (float(head(tap.hidden[i, position])) > 0) == bool(label)
@@ -170,7 +170,7 @@ def main() -> int:
         "loss_by_100_steps": [
             round(sum(a for a, _ in log[k : k + 100]) / 100, 4) for k in range(0, len(log), 100)
         ],
-        "held_out": score(model, head, targets, collate, tokenizer, test),
+        "held_out": score(model, claims and head, targets, collate, tokenizer, test),
     }
     text = json.dumps(report, indent=2) + "\n"
     if args.json:
