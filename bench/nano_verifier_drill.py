@@ -51,18 +51,12 @@ def held_out(row: dict) -> bool:
 
 
 def case(row: dict) -> str:
-    """What the row's note holds: a verify_kind, with a wrong note split by what it got wrong."""
-    kind = verify_kind(row)
-    if kind != "wrong":
-        return kind
-    right = row["right_note"]
-    if not right.startswith("Seen:"):
-        return "invented"
-    words = lambda text: set(text.replace(";", " ").replace(".", " ").split())  # noqa: E731
-    changed = words(right) ^ words(row["messages"][-2]["content"][-1]["text"].split("Note: ")[1])
-    if changed & set(benchmark.COLOURS):
-        return "misread_colour"
-    return "misread_shape" if changed & set(benchmark.SHAPES) else "misread_time"
+    """What the row's note holds: a verify_kind, a wrong note named by what is wrong with it
+    (``verifier_rows``' ``wrong``: "invented", or "misread_" and the misread's kind)."""
+    wrong = row.get("wrong")
+    if wrong is None:
+        return verify_kind(row)
+    return wrong if wrong == "invented" else f"misread_{wrong}"
 
 
 def fact(text: str) -> str:

@@ -11,6 +11,10 @@ question, a note) with its verdict:
 - for an empty window, now and then a sighting of a needle the video holds elsewhere:
   UNSUPPORTED; or a note that states no sighting at all: UNCERTAIN.
 
+A wrong note's row says what is wrong with it (``wrong``: the misread's kind, or
+``"invented"``), and every row carries the window's right note (``right_note``), the truth of
+the claim target (``training.nano.claims``).
+
 The frames are the sub-agent row's own (its images and their ``<t seconds>`` labels), so the
 rows render exactly as the gate's requests do.
 """
@@ -80,7 +84,7 @@ def verifier_rows(
             "run_id": trace["run_id"],
             "agent": "verify:" + sub["agent"],
             "role": "verifier",
-            "right_note": right,  # the claim target's truth (training.nano.claims)
+            "right_note": right,
         }
         rows.append(verify_row(sub, trace["question"], right, "SUPPORTED", **meta))
         if right != NO_SHAPES:
@@ -88,10 +92,14 @@ def verifier_rows(
                 right, rng.choice(KINDS), rng, times=times, window_end=ends[sub["agent"]]
             )
             if changed:
-                rows.append(verify_row(sub, trace["question"], wrong, "UNSUPPORTED", **meta))
+                rows.append(
+                    verify_row(sub, trace["question"], wrong, "UNSUPPORTED", **meta, wrong=changed)
+                )
         elif rng.random() < INVENTED:
             claim = _invented(video, times, rng)
-            rows.append(verify_row(sub, trace["question"], claim, "UNSUPPORTED", **meta))
+            rows.append(
+                verify_row(sub, trace["question"], claim, "UNSUPPORTED", **meta, wrong="invented")
+            )
         elif rng.random() < UNCHECKED / (1 - INVENTED):
             claim = rng.choice(UNCHECKABLE)
             rows.append(verify_row(sub, trace["question"], claim, "UNCERTAIN", **meta))
