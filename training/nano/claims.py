@@ -109,10 +109,24 @@ def tap_layer(model, index: int = LAYER):
         handle.remove()
 
 
+def claim_weights(
+    targets: Sequence[Sequence[tuple[int, float]]], wrong_weight: float
+) -> list[float]:
+    """Each target's weight, flattened: `wrong_weight` for a fact that does not hold, 1 for one
+    that does (most of a note's facts hold, so an even weight leaves the wrong ones a small
+    share of the loss)."""
+    return [1.0 if y else wrong_weight for row in targets for _, y in row]
+
+
 def claim_loss(
-    head, hidden: torch.Tensor, length: int, targets: Sequence[Sequence[tuple[int, float]]]
+    head,
+    hidden: torch.Tensor,
+    length: int,
+    targets: Sequence[Sequence[tuple[int, float]]],
+    wrong_weight: float = 1.0,
 ):
-    """(binary cross-entropy of the head's scores at the targets' positions, share right).
+    """(binary cross-entropy of the head's scores at the targets' positions, weighted by
+    :func:`claim_weights`, share right).
 
     `hidden` holds the last ``hidden.shape[1]`` of the batch's `length` positions (a pass
     after a shared prefix), `targets` one list per row of the batch."""
@@ -120,6 +134,8 @@ def claim_loss(
     rows = [i for i, row in enumerate(targets) for _ in row]
     positions = [k - offset for row in targets for k, _ in row]
     labels = torch.tensor([y for row in targets for _, y in row])
+    weights = torch.tensor(claim_weights(targets, wrong_weight))
     scores = head(hidden[rows, positions]).squeeze(-1).float()
-    loss = torch.nn.functional.binary_cross_entropy_with_logits(scores, labels)
+    each = torch.nn.functional.binary_cross_entropy_with_logits(scores, labels, reduction="none")
+    loss = (each * weights).sum() / weights.sum()
     return loss, ((scores > 0).float() == labels).float().mean().item()

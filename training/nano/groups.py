@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from training.nano.claims import ClaimTargets, claim_loss, tap_layer
+from training.nano.claims import LAYER, ClaimTargets, claim_loss, claim_weights, tap_layer
 from training.nano.loss import token_weights, weighted_loss
 
 
@@ -37,11 +37,15 @@ class BatchLoss:
 
 @dataclass(frozen=True)
 class ClaimCheck:
-    """The claim target in a batch: its head, its labeller and its weight."""
+    """The claim target in a batch: its head, its labeller, its weight, the weight of a fact
+    that does not hold against one that does (``claims.claim_weights``), and the decoder layer
+    whose output it reads."""
 
     head: torch.nn.Module
     targets: ClaimTargets
     weight: float
+    wrong_weight: float = 1.0
+    layer: int = LAYER
 
 
 def length_groups(lengths: Sequence[int], rows_per_group: int) -> list[list[int]]:
@@ -82,11 +86,13 @@ def backward_in_groups(
         parts.append((batch, weights, frames, checks))
     total_weight = max(sum(float(w.sum()) for _, w, *_ in parts), 1e-6)
     total_frames = sum(frames for _, _, frames, _ in parts)
-    total_checks = sum(len(c) for *_, checks in parts for c in checks)
+    wrong = claims.wrong_weight if claims else 1.0
+    total_checks = sum(sum(claim_weights(checks, wrong)) for *_, checks in parts)
+    total_targets = sum(len(c) for *_, checks in parts for c in checks)
     loss_sum = aux_sum = right = claim_sum = claim_right = 0.0
     for batch, weights, frames, checks in parts:
-        count = sum(len(c) for c in checks)
-        with tap_layer(model) if count else nullcontext() as tap:
+        count = sum(claim_weights(checks, wrong))
+        with tap_layer(model, claims.layer) if count else nullcontext() as tap:
             loss, aux, accuracy = weighted_loss(model, batch, weights, head)
         share = float(weights.sum()) / total_weight
         objective = loss * share
@@ -96,14 +102,14 @@ def backward_in_groups(
             right += accuracy * frames
         if count:
             length = batch["input_ids"].shape[1]
-            claim, claim_accuracy = claim_loss(claims.head, tap.hidden, length, checks)
+            claim, claim_accuracy = claim_loss(claims.head, tap.hidden, length, checks, wrong)
             objective = objective + claims.weight * claim * (count / total_checks)
             claim_sum += claim.item() * count
-            claim_right += claim_accuracy * count
+            claim_right += claim_accuracy * sum(len(c) for c in checks)
         objective.backward()
         loss_sum += loss.item() * share
     aux_mean = (aux_sum / total_frames, right / total_frames) if total_frames else (None, None)
     claim_mean = (
-        (claim_sum / total_checks, claim_right / total_checks) if total_checks else (None, None)
+        (claim_sum / total_checks, claim_right / total_targets) if total_checks else (None, None)
     )
     return BatchLoss(loss_sum, *aux_mean, *claim_mean)

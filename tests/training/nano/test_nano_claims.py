@@ -94,9 +94,11 @@ def test_the_loss_reads_the_rows_positions_after_a_shared_prefix():
     assert claim_loss(head, hidden[:, 4:], 10, targets)[0].item() == pytest.approx(whole.item())
 
 
-def test_groups_give_the_claim_target_of_the_layer_s_own_output(nano):  # noqa: F811
+@pytest.mark.parametrize("wrong_weight", [1.0, 4.0])
+def test_groups_give_the_claim_target_of_the_layer_s_own_output(nano, wrong_weight):  # noqa: F811
     """The loss backward_in_groups scores equals binary cross-entropy computed by hand from
-    the model's hidden states after decoder layer LAYER, at the labelled positions."""
+    the model's hidden states after decoder layer LAYER, at the labelled positions, with the
+    wrong facts weighted alike."""
     tokenizer, collate, model = nano
     linear_patch_embed(model)
     content = content_mask(tokenizer)
@@ -107,7 +109,7 @@ def test_groups_give_the_claim_target_of_the_layer_s_own_output(nano):  # noqa: 
     ]
     torch.manual_seed(0)
     head = claim_head(model)
-    check = ClaimCheck(head, ClaimTargets(tokenizer, content), 1.0)
+    check = ClaimCheck(head, ClaimTargets(tokenizer, content), 1.0, wrong_weight)
 
     batch = collate(rows)
     with torch.no_grad():
@@ -120,7 +122,13 @@ def test_groups_give_the_claim_target_of_the_layer_s_own_output(nano):  # noqa: 
             output_hidden_states=True,
         ).hidden_states[LAYER + 1]
         targets = [check.targets(r, batch["input_ids"][i].tolist()) for i, r in enumerate(rows)]
-        by_hand = claim_loss(head, states, states.shape[1], targets)[0].item()
+        scores = head(torch.stack([states[i, k] for i, row in enumerate(targets) for k, _ in row]))
+        labels = torch.tensor([y for row in targets for _, y in row])
+        weights = 1 + (wrong_weight - 1) * (1 - labels)
+        each = torch.nn.functional.binary_cross_entropy_with_logits(
+            scores.squeeze(-1), labels, reduction="none"
+        )
+        by_hand = ((each * weights).sum() / weights.sum()).item()
 
     for per_group in (1, 3):
         model.zero_grad(set_to_none=True)
