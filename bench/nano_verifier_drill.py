@@ -11,10 +11,12 @@ rows made on the sub-agents' windows (``training.nano.verifier_rows``) and nothi
 batches drawn as SFT draws verifier batches (``SFTSchedule.verify_mix``), the roles stage's
 learning rate under SFT's warm-up and cosine, SFT's loss in groups
 (``training.nano.groups.backward_in_groups``) plus the claim target
-(``training.nano.claims``) at ``--claim-weight``. The rows of a fifth of the windows (by a
-hash of their first frame) are held out. It records the verdict's accuracy on them (the
-argmax over the three verdicts) by what the note holds and by noise tier, and the claim
-head's accuracy by kind of fact and label (with ``--claim-weight 0``, the verdict alone).
+(``training.nano.claims``) at ``--claim-weight``, read after decoder layer ``--layer``, a
+fact that does not hold weighing ``--wrong-weight`` times one that does. The rows of a fifth
+of the windows (by a hash of their first frame) are held out. It records the verdict's
+accuracy on them (the argmax over the three verdicts) by what the note holds and by noise
+tier, and the claim head's accuracy by kind of fact (a span's start and end times also
+apart) and label (with ``--claim-weight 0``, the verdict alone).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import torch
 from agents import benchmark
 from training.collate import FramesCollator
 from training.nano import data, extend
-from training.nano.claims import ClaimTargets, claim_head, tap_layer
+from training.nano.claims import LAYER, ClaimTargets, claim_head, tap_layer
 from training.nano.groups import ClaimCheck, backward_in_groups
 from training.nano.loss import content_mask, linear_patch_embed
 from training.nano.model import VERDICTS
@@ -68,7 +70,7 @@ def fact(text: str) -> str:
     return "shape" if text.startswith("the ") or text in benchmark.SHAPES else text
 
 
-def score(model, head, targets, collate, tokenizer, rows: list[dict]) -> dict:
+def score(model, head, targets, collate, tokenizer, rows: list[dict], layer: int) -> dict:
     verdict_ids = tokenizer.convert_tokens_to_ids(list(VERDICTS))
     right, seen = Counter(), Counter()
     model.eval()
@@ -78,7 +80,7 @@ def score(model, head, targets, collate, tokenizer, rows: list[dict]) -> dict:
             encoded = [collate.encode_row(r) for r in chunk]
             batch = collate.pad(encoded)
             batch.pop("labels")
-            with tap_layer(model) as tap:
+            with tap_layer(model, layer) as tap:
                 logits = model(**batch).logits
             for i, row in enumerate(chunk):
                 at = encoded[i].loss_mask.index(1) - 1  # the verdict's logits
@@ -86,11 +88,17 @@ def score(model, head, targets, collate, tokenizer, rows: list[dict]) -> dict:
                 ok = got == row["messages"][-1]["content"][0]["text"].strip()
                 for key in (case(row), f"{case(row)}@noise={row['noise']}"):
                     right[key], seen[key] = right[key] + ok, seen[key] + 1
+                times = 0  # a sighting's span: its first time is where it starts
                 for position, label in targets(row, encoded[i].input_ids) if head else ():
                     said = tokenizer.decode([encoded[i].input_ids[position]])
-                    key = f"claim_{fact(said)}_{'holds' if label else 'wrong'}"
+                    kinds = [fact(said)]
+                    if kinds == ["time"]:
+                        kinds.append(("time_start", "time_end")[times % 2])
+                        times += 1
                     agrees = (float(head(tap.hidden[i, position])) > 0) == bool(label)
-                    right[key], seen[key] = right[key] + agrees, seen[key] + 1
+                    for kind in kinds:
+                        key = f"claim_{kind}_{'holds' if label else 'wrong'}"
+                        right[key], seen[key] = right[key] + agrees, seen[key] + 1
     model.train()
     return {key: {"accuracy": round(right[key] / seen[key], 3), "n": seen[key]} for key in seen}
 
@@ -101,6 +109,8 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/nano_verifier_drill"))
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--claim-weight", type=float, default=1.0)
+    parser.add_argument("--wrong-weight", type=float, default=1.0)
+    parser.add_argument("--layer", type=int, default=LAYER, help="The decoder layer it reads.")
     parser.add_argument("--held-out-rows", type=int, default=1200)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
@@ -121,7 +131,11 @@ def main() -> int:
     linear_patch_embed(model)
     content = content_mask(tokenizer)
     head, targets = claim_head(model), ClaimTargets(tokenizer, content)
-    claims = ClaimCheck(head, targets, args.claim_weight) if args.claim_weight else None
+    claims = (
+        ClaimCheck(head, targets, args.claim_weight, args.wrong_weight, args.layer)
+        if args.claim_weight
+        else None
+    )
     verifier_only = {"main_share": 0.0, "notes_share": 0.0, "verify_share": 1.0}
     schedule = replace(SFTSchedule(), **(ROLES | verifier_only), steps=args.steps)
     sampler = Sampler(train, schedule)
@@ -158,13 +172,15 @@ def main() -> int:
     report = {
         "steps": args.steps,
         "claim_weight": args.claim_weight,
+        "wrong_weight": args.wrong_weight,
+        "layer": args.layer,
         "train_rows": len(train),
         "held_out_rows": len(test),
         "seconds": {"rows": round(loaded - began, 1), "training": round(trained - loaded, 1)},
         "loss_by_100_steps": [
             round(sum(a for a, _ in log[k : k + 100]) / 100, 4) for k in range(0, len(log), 100)
         ],
-        "held_out": score(model, claims and head, targets, collate, tokenizer, test),
+        "held_out": score(model, claims and head, targets, collate, tokenizer, test, args.layer),
     }
     text = json.dumps(report, indent=2) + "\n"
     if args.json:
