@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -40,6 +44,22 @@ def test_an_unknown_loop_is_named_in_the_error(monkeypatch):
     coroutine.close()
 
 
+@contextmanager
+def ctrl_c_delivered() -> Iterator[None]:
+    """Children started inside get Ctrl-C as at a terminal. A shell starts a background job
+    (``pytest ... &``) with SIGINT ignored, and a child inherits that: its Ctrl-C would never
+    arrive. A handler of this process is reset to the default across exec; an ignored signal
+    is not."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if previous is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, previous)
+
+
 def test_ctrl_c_of_a_run_on_the_cli_s_loop_is_one_message_and_an_interrupted_run(
     tmp_path, needle_video
 ):
@@ -55,9 +75,15 @@ def test_ctrl_c_of_a_run_on_the_cli_s_loop_is_one_message_and_an_interrupted_run
             "4",
             endpoint=server.base_url,
         )
-        # faulthandler on: a child that outlives the bound is aborted and dumps every thread
-        env = app_env(tmp_path, PYTHONFAULTHANDLER="1")
-        child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # a child that outlives the bound prints its tasks (SIGUSR1, tests/support/task_dump),
+        # then is aborted and dumps every thread (faulthandler)
+        dump = str(Path(__file__).parents[2] / "support" / "task_dump")
+        path = os.pathsep.join(p for p in (dump, os.environ.get("PYTHONPATH")) if p)
+        env = app_env(tmp_path, PYTHONFAULTHANDLER="1", PYTHONPATH=path)
+        with ctrl_c_delivered():
+            child = subprocess.Popen(
+                command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
         try:
             deadline = time.monotonic() + 60
             while not [b for b in server.requests if b.get("messages")]:
@@ -67,9 +93,11 @@ def test_ctrl_c_of_a_run_on_the_cli_s_loop_is_one_message_and_an_interrupted_run
             try:
                 _, err = child.communicate(timeout=30)
             except subprocess.TimeoutExpired:
+                child.send_signal(signal.SIGUSR1)
+                time.sleep(2)
                 child.send_signal(signal.SIGABRT)
                 _, err = child.communicate(timeout=30)
-                pytest.fail(f"no exit 30 s after Ctrl-C; where its threads were:\n{err.decode()}")
+                pytest.fail(f"no exit 30 s after Ctrl-C; its tasks and threads:\n{err.decode()}")
         finally:
             child.kill()
     text = err.decode()
