@@ -8,7 +8,7 @@ holds (``bench/nano_sft_groups.json``). Sorted by length and cut into groups of 
 weighted by its share of the batch's token weight (and of its frames, for the frame target)
 before its backward pass, so the summed gradient is the gradient of the whole batch's loss.
 The verifier's claim target (``training.nano.claims``) is weighted the same way, by its share
-of the batch's targets.
+of the weight of the batch's targets (``claims.claim_weights``).
 """
 
 from __future__ import annotations
@@ -87,12 +87,12 @@ def backward_in_groups(
     total_weight = max(sum(float(w.sum()) for _, w, *_ in parts), 1e-6)
     total_frames = sum(frames for _, _, frames, _ in parts)
     wrong = claims.wrong_weight if claims else 1.0
-    total_checks = sum(sum(claim_weights(checks, wrong)) for *_, checks in parts)
+    claim_total = sum(sum(claim_weights(checks, wrong)) for *_, checks in parts)
     total_targets = sum(len(c) for *_, checks in parts for c in checks)
     loss_sum = aux_sum = right = claim_sum = claim_right = 0.0
     for batch, weights, frames, checks in parts:
-        count = sum(claim_weights(checks, wrong))
-        with tap_layer(model, claims.layer) if count else nullcontext() as tap:
+        claim_part = sum(claim_weights(checks, wrong))
+        with tap_layer(model, claims.layer) if claim_part else nullcontext() as tap:
             loss, aux, accuracy = weighted_loss(model, batch, weights, head)
         share = float(weights.sum()) / total_weight
         objective = loss * share
@@ -100,16 +100,16 @@ def backward_in_groups(
             objective = objective + aux_weight * aux * (frames / total_frames)
             aux_sum += aux.item() * frames
             right += accuracy * frames
-        if count:
+        if claim_part:
             length = batch["input_ids"].shape[1]
             claim, claim_accuracy = claim_loss(claims.head, tap.hidden, length, checks, wrong)
-            objective = objective + claims.weight * claim * (count / total_checks)
-            claim_sum += claim.item() * count
+            objective = objective + claims.weight * claim * (claim_part / claim_total)
+            claim_sum += claim.item() * claim_part
             claim_right += claim_accuracy * sum(len(c) for c in checks)
         objective.backward()
         loss_sum += loss.item() * share
     aux_mean = (aux_sum / total_frames, right / total_frames) if total_frames else (None, None)
     claim_mean = (
-        (claim_sum / total_checks, claim_right / total_targets) if total_checks else (None, None)
+        (claim_sum / claim_total, claim_right / total_targets) if claim_total else (None, None)
     )
     return BatchLoss(loss_sum, *aux_mean, *claim_mean)
