@@ -1,8 +1,8 @@
 """SFT's resume point: everything a killed SFT needs to go on from its last saved step and end
 bit-identical to a run that was never stopped.
 
-The state (``resume.pt`` in SFT's output folder) holds the weights, the training-only heads, AdamW's
-moments, the batch sampler's random state, the steps done, the seconds spent and the loss
+The state (``resume.pt`` in SFT's output folder) holds the weights, the training-only heads,
+AdamW's moments, the batch sampler's random state, the steps done, the seconds spent and the loss
 window not yet logged. It is written atomically every ``SFTSchedule.resume_every`` steps and
 removed once the final checkpoint is saved. A state written for another schedule or other
 rows is refused with a message that says how to start over, not silently mixed in.
@@ -37,7 +37,7 @@ def save(
     *,
     step: int,
     model,
-    head,
+    heads,
     optimizer,
     sampler,
     elapsed: float,
@@ -49,7 +49,7 @@ def save(
         "step": step,
         "identity": identity,
         "model": model.state_dict(),
-        "head": head.state_dict(),
+        "heads": heads.state_dict(),
         "optimizer": optimizer.state_dict(),
         "sampler": sampler.rng.getstate(),
         "torch_rng": torch.get_rng_state(),
@@ -82,10 +82,10 @@ def load(out: Path, identity: dict) -> dict | None:
     return state
 
 
-def restore(state: dict, *, model, head, optimizer, sampler) -> None:
+def restore(state: dict, *, model, heads, optimizer, sampler) -> None:
     """Put the saved weights, moments and random states back in place."""
     model.load_state_dict(state["model"])
-    head.load_state_dict(state["head"])
+    heads.load_state_dict(state["heads"])
     optimizer.load_state_dict(state["optimizer"])
     sampler.rng.setstate(state["sampler"])
     torch.set_rng_state(state["torch_rng"])

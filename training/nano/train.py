@@ -159,7 +159,7 @@ def train_sft(
     )
     first, window = 0, {a: [] for a in (*AGENTS, "aux", "aux_acc", "claim", "claim_acc")}
     if state:
-        resume.restore(state, model=model, head=heads, optimizer=optimizer, sampler=sampler)
+        resume.restore(state, model=model, heads=heads, optimizer=optimizer, sampler=sampler)
         first, window = state["step"], state["window"]
         resume.trim_log(out / "sft.jsonl", first)
         log.info("SFT resumes after step %d of %d", first, schedule.steps)
@@ -214,7 +214,7 @@ def train_sft(
                     out,
                     step=step + 1,
                     model=model,
-                    head=heads,
+                    heads=heads,
                     optimizer=optimizer,
                     sampler=sampler,
                     elapsed=time.perf_counter() - began,

@@ -3,8 +3,10 @@ never stopped; a resume point from other settings is refused, not mixed in."""
 
 import json
 import shutil
+from dataclasses import dataclass
 
 import pytest
+import torch
 
 from training.nano import rebuild, resume, train
 
@@ -76,6 +78,36 @@ def test_a_killed_sft_resumes_and_ends_as_if_never_stopped(straight, tmp_path, m
     assert not (out / "sft" / resume.STATE).exists()
     logged = [json.loads(line) for line in (out / "sft" / "sft.jsonl").read_text().splitlines()]
     assert [sorted(line) for line in logged] == [["rows", "schedule"], ["warm_up"]]
+
+
+@dataclass(frozen=True)
+class WithClaims(train.SFTSchedule):
+    claim_weight: float = 1.0  # the verifier's claim target on (training.nano.claims)
+    main_share: float = 0.0  # verifier batches only, so that the target trains at every step
+    notes_share: float = 0.0
+    verify_share: float = 1.0
+
+
+def test_a_killed_sft_with_the_claim_target_resumes_its_claim_head_too(
+    straight, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(train, "SFTSchedule", WithClaims)
+    whole = resumable(straight, tmp_path / "whole")
+    assert build(whole) == 0
+    out = resumable(straight, tmp_path / "killed")
+    with monkeypatch.context() as killing:
+        kill_at(killing, 2)
+        with pytest.raises(Killed):
+            build(out)
+    state = torch.load(out / "sft" / resume.STATE, weights_only=False)
+    assert {"frame.weight", "claim.weight", "claim.bias"} <= set(state["heads"])
+    # the claim head trained: AdamW keeps moments for its weight and bias, the last parameters
+    # of the two groups (weights that decay, and the rest)
+    trained = state["optimizer"]["state"]
+    assert all(group["params"][-1] in trained for group in state["optimizer"]["param_groups"])
+    assert build(out) == 0
+    weights = "sft/model.safetensors"
+    assert (out / weights).read_bytes() == (whole / weights).read_bytes()
 
 
 def test_a_resume_point_from_other_settings_is_refused(straight, tmp_path, monkeypatch, capsys):
