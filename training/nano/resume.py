@@ -74,6 +74,10 @@ def load(out: Path, identity: dict) -> dict | None:
         raise ResumeRefused(
             f"{path} cannot be read ({error}); delete it to start SFT over"
         ) from None
+    if "heads" not in state:  # written before the heads were kept by name
+        raise ResumeRefused(
+            f"{path} was saved by an older version of this SFT; delete it to start SFT over"
+        )
     if state["identity"] != identity:
         raise ResumeRefused(
             f"{path} was saved by an SFT run with other settings or rows "

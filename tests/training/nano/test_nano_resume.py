@@ -129,6 +129,12 @@ def test_an_unreadable_resume_point_is_refused_with_what_to_do(tmp_path):
         resume.load(tmp_path, {})
 
 
+def test_a_resume_point_of_an_older_version_is_refused_with_what_to_do(tmp_path):
+    torch.save({"step": 1, "identity": {}, "head": {}}, tmp_path / resume.STATE)
+    with pytest.raises(resume.ResumeRefused, match=r"older version.*delete it"):
+        resume.load(tmp_path, {})
+
+
 def test_the_log_keeps_headers_and_steps_up_to_the_resume_point(tmp_path):
     log = tmp_path / "sft.jsonl"
     log.write_text('{"schedule": {}}\n{"warm_up": {}}\n{"step": 20}\n{"step": 40}\n')
