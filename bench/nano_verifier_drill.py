@@ -12,11 +12,14 @@ batches drawn as SFT draws verifier batches (``SFTSchedule.verify_mix``), the ro
 learning rate under SFT's warm-up and cosine, SFT's loss in groups
 (``training.nano.groups.backward_in_groups``) plus the claim target
 (``training.nano.claims``) at ``--claim-weight``, read after decoder layer ``--layer``, a
-fact that does not hold weighing ``--wrong-weight`` times one that does. The rows of a fifth
+fact that does not hold weighing ``--wrong-weight`` times one that does, and with
+``--time-weight`` the frame-time target (``training.nano.frame_times``) read after decoder
+layer ``--time-layer``. The rows of a fifth
 of the windows (by a hash of their first frame) are held out. It records the verdict's
 accuracy on them (the argmax over the three verdicts) by what the note holds and by noise
 tier, and the claim head's accuracy by kind of fact (a span's start and end times also
-apart) and label (with ``--claim-weight 0``, the verdict alone).
+apart) and label (with ``--claim-weight 0``, the verdict alone), and the frame-time
+target's accuracy at the visual tokens.
 """
 
 from __future__ import annotations
@@ -38,8 +41,9 @@ import torch
 
 from agents import benchmark
 from training.collate import FramesCollator
-from training.nano import data, extend
+from training.nano import data, extend, frame_times
 from training.nano.claims import LAYER, ClaimTargets, claim_head, tap_layer
+from training.nano.frame_times import FrameTimes, time_loss
 from training.nano.groups import ClaimCheck, backward_in_groups
 from training.nano.loss import content_mask, linear_patch_embed
 from training.nano.model import VERDICTS
@@ -70,7 +74,7 @@ def fact(text: str) -> str:
     return "shape" if text.startswith("the ") or text in benchmark.SHAPES else text
 
 
-def score(model, head, targets, collate, tokenizer, rows: list[dict], layer: int) -> dict:
+def score(model, head, targets, collate, tokenizer, rows: list[dict], claims) -> dict:
     verdict_ids = tokenizer.convert_tokens_to_ids(list(VERDICTS))
     right, seen = Counter(), Counter()
     model.eval()
@@ -80,8 +84,22 @@ def score(model, head, targets, collate, tokenizer, rows: list[dict], layer: int
             encoded = [collate.encode_row(r) for r in chunk]
             batch = collate.pad(encoded)
             batch.pop("labels")
-            with tap_layer(model, layer) as tap:
+            with (
+                tap_layer(model, claims.layer) as tap,
+                tap_layer(model, claims.time_layer) as clock,
+            ):
                 logits = model(**batch).logits
+            if claims.times and claims.time_weight:
+                embedding = model.model.language_model.embed_tokens.weight
+                seconds = [claims.times(e.input_ids) for e in encoded]
+                _, accuracy = time_loss(
+                    embedding, claims.times.ids, clock.hidden, clock.hidden.shape[1], seconds
+                )
+                n = sum(len(s) for s in seconds)
+                right["frame_time"], seen["frame_time"] = (
+                    right["frame_time"] + accuracy * n,
+                    seen["frame_time"] + n,
+                )
             for i, row in enumerate(chunk):
                 at = encoded[i].loss_mask.index(1) - 1  # the verdict's logits
                 got = VERDICTS[int(logits[i, at, verdict_ids].argmax())]
@@ -111,6 +129,10 @@ def main() -> int:
     parser.add_argument("--claim-weight", type=float, default=1.0)
     parser.add_argument("--wrong-weight", type=float, default=1.0)
     parser.add_argument("--layer", type=int, default=LAYER, help="The decoder layer it reads.")
+    parser.add_argument("--time-weight", type=float, default=0.0)
+    parser.add_argument(
+        "--time-layer", type=int, default=frame_times.LAYER, help="The layer the time target reads."
+    )
     parser.add_argument("--held-out-rows", type=int, default=1200)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
@@ -131,11 +153,11 @@ def main() -> int:
     linear_patch_embed(model)
     content = content_mask(tokenizer)
     head, targets = claim_head(model), ClaimTargets(tokenizer, content)
-    claims = (
-        ClaimCheck(head, targets, args.claim_weight, args.wrong_weight, args.layer)
-        if args.claim_weight
-        else None
+    times = FrameTimes(
+        tokenizer, collate.image_token_id, tokenizer.convert_tokens_to_ids("<|vision_end|>")
     )
+    settings = (args.wrong_weight, args.layer, times, args.time_weight, args.time_layer)
+    claims = ClaimCheck(head, targets, args.claim_weight, *settings)
     verifier_only = {"main_share": 0.0, "notes_share": 0.0, "verify_share": 1.0}
     schedule = replace(SFTSchedule(), **(ROLES | verifier_only), steps=args.steps)
     sampler = Sampler(train, schedule)
@@ -157,16 +179,17 @@ def main() -> int:
             content_weight=schedule.content_weight,
             aux_weight=0.0,
             rows_per_group=schedule.rows_per_group,
-            claims=claims,
+            claims=claims if args.claim_weight or args.time_weight else None,
         )
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         optimizer.step()
-        log.append((scored.loss, scored.claim))
+        log.append((scored.loss, scored.claim, scored.time))
         if (step + 1) % 100 == 0:
             window = log[-100:]
-            line = {"step": step + 1, "loss": round(sum(a for a, _ in window) / 100, 4)}
-            if claims:
-                line["claim"] = round(sum(b for _, b in window if b is not None) / 100, 4)
+            line = {"step": step + 1, "loss": round(sum(a for a, *_ in window) / 100, 4)}
+            for name, k in (("claim", 1), ("time", 2)):
+                if window[-1][k] is not None:
+                    line[name] = round(sum(r[k] for r in window if r[k] is not None) / 100, 4)
             print(json.dumps(line), flush=True)
     trained = time.perf_counter()
     report = {
@@ -174,13 +197,20 @@ def main() -> int:
         "claim_weight": args.claim_weight,
         "wrong_weight": args.wrong_weight,
         "layer": args.layer,
+        **(
+            {"time_weight": args.time_weight, "time_layer": args.time_layer}
+            if args.time_weight
+            else {}
+        ),
         "train_rows": len(train),
         "held_out_rows": len(test),
         "seconds": {"rows": round(loaded - began, 1), "training": round(trained - loaded, 1)},
         "loss_by_100_steps": [
-            round(sum(a for a, _ in log[k : k + 100]) / 100, 4) for k in range(0, len(log), 100)
+            round(sum(a for a, *_ in log[k : k + 100]) / 100, 4) for k in range(0, len(log), 100)
         ],
-        "held_out": score(model, claims and head, targets, collate, tokenizer, test, args.layer),
+        "held_out": score(
+            model, args.claim_weight and head, targets, collate, tokenizer, test, claims
+        ),
     }
     text = json.dumps(report, indent=2) + "\n"
     if args.json:

@@ -14,12 +14,14 @@ of the weight of the batch's targets (``claims.claim_weights``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import nullcontext
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 import torch
 
+from training.nano import frame_times
 from training.nano.claims import LAYER, ClaimTargets, claim_loss, claim_weights, tap_layer
+from training.nano.frame_times import FrameTimes, time_loss
 from training.nano.loss import token_weights, weighted_loss
 
 
@@ -33,19 +35,25 @@ class BatchLoss:
     accuracy: float | None
     claim: float | None = None
     claim_accuracy: float | None = None
+    time: float | None = None
+    time_accuracy: float | None = None
 
 
 @dataclass(frozen=True)
 class ClaimCheck:
     """The claim target in a batch: its head, its labeller, its weight, the weight of a fact
     that does not hold against one that does (``claims.claim_weights``), and the decoder layer
-    whose output it reads."""
+    whose output it reads; with `times`, also the frame-time target (``frame_times``) at
+    `time_weight`, read after decoder layer `time_layer`."""
 
     head: torch.nn.Module
     targets: ClaimTargets
     weight: float
     wrong_weight: float = 1.0
     layer: int = LAYER
+    times: FrameTimes | None = None
+    time_weight: float = 0.0
+    time_layer: int = frame_times.LAYER
 
 
 def length_groups(lengths: Sequence[int], rows_per_group: int) -> list[list[int]]:
@@ -83,16 +91,25 @@ def backward_in_groups(
             frames = len(labels)
         weights = token_weights(batch["labels"], content, content_weight)
         checks = [claims.targets(rows[i], encoded[i].input_ids) for i in group] if claims else []
-        parts.append((batch, weights, frames, checks))
+        seconds = (
+            [claims.times(encoded[i].input_ids) for i in group]
+            if claims and claims.times and claims.time_weight
+            else []
+        )
+        parts.append((batch, weights, frames, checks, seconds))
     total_weight = max(sum(float(w.sum()) for _, w, *_ in parts), 1e-6)
-    total_frames = sum(frames for _, _, frames, _ in parts)
+    total_frames = sum(frames for _, _, frames, *_ in parts)
     wrong = claims.wrong_weight if claims else 1.0
-    claim_total = sum(sum(claim_weights(checks, wrong)) for *_, checks in parts)
-    total_targets = sum(len(c) for *_, checks in parts for c in checks)
-    loss_sum = aux_sum = right = claim_sum = claim_right = 0.0
-    for batch, weights, frames, checks in parts:
+    claim_total = sum(sum(claim_weights(checks, wrong)) for *_, checks, _ in parts)
+    total_targets = sum(len(c) for *_, checks, _ in parts for c in checks)
+    time_total = sum(len(s) for *_, seconds in parts for s in seconds)
+    loss_sum = aux_sum = right = claim_sum = claim_right = time_sum = time_right = 0.0
+    for batch, weights, frames, checks, seconds in parts:
         claim_part = sum(claim_weights(checks, wrong))
-        with tap_layer(model, claims.layer) if claim_part else nullcontext() as tap:
+        time_part = sum(len(s) for s in seconds)
+        with ExitStack() as taps:
+            tap = taps.enter_context(tap_layer(model, claims.layer)) if claim_part else None
+            at = taps.enter_context(tap_layer(model, claims.time_layer)) if time_part else None
             loss, aux, accuracy = weighted_loss(model, batch, weights, head)
         share = float(weights.sum()) / total_weight
         objective = loss * share
@@ -106,10 +123,20 @@ def backward_in_groups(
             objective = objective + claims.weight * claim * (claim_part / claim_total)
             claim_sum += claim.item() * claim_part
             claim_right += claim_accuracy * sum(len(c) for c in checks)
+        if time_part:
+            length = batch["input_ids"].shape[1]
+            embedding = model.model.language_model.embed_tokens.weight
+            timed, time_accuracy = time_loss(
+                embedding, claims.times.ids, at.hidden, length, seconds
+            )
+            objective = objective + claims.time_weight * timed * (time_part / time_total)
+            time_sum += timed.item() * time_part
+            time_right += time_accuracy * time_part
         objective.backward()
         loss_sum += loss.item() * share
     aux_mean = (aux_sum / total_frames, right / total_frames) if total_frames else (None, None)
     claim_mean = (
         (claim_sum / claim_total, claim_right / total_targets) if claim_total else (None, None)
     )
-    return BatchLoss(loss_sum, *aux_mean, *claim_mean)
+    time_mean = (time_sum / time_total, time_right / time_total) if time_total else (None, None)
+    return BatchLoss(loss_sum, *aux_mean, *claim_mean, *time_mean)

@@ -1,0 +1,110 @@
+"""The frame-time target (training.nano.frame_times): each visual token of the gate's own
+request labelled with its frame's whole second, and a loss read from the tapped layer against
+the seconds' embeddings, in groups as in one batch."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from training.nano.claims import ClaimTargets, claim_head
+from training.nano.frame_times import FrameTimes, time_loss
+from training.nano.groups import ClaimCheck, backward_in_groups
+from training.nano.loss import content_mask, frame_head, linear_patch_embed
+from training.nano.verifier_rows import verify_row
+
+from .test_nano_claims import RIGHT, row, sub_row
+from .test_nano_groups import nano  # noqa: F401  (the shipped nano, once per module)
+
+
+def frame_times(nano) -> FrameTimes:  # noqa: F811
+    tokenizer, collate, _ = nano
+    return FrameTimes(
+        tokenizer, collate.image_token_id, tokenizer.convert_tokens_to_ids("<|vision_end|>")
+    )
+
+
+def test_each_visual_token_is_labelled_with_its_frames_second_and_nothing_else(nano):  # noqa: F811
+    _, collate, _ = nano
+    window = sub_row(89)  # frames labelled <89.0 seconds> .. <104.0 seconds>
+    window["messages"][0]["content"][2]["text"] = "<94.5 seconds>"  # a fraction: its second
+    gate = verify_row(window, "What colour is the circle?", RIGHT, "SUPPORTED")
+    ids = collate.encode_row(gate).input_ids
+    targets = frame_times(nano)(ids)
+    visual = [k for k, token in enumerate(ids) if token == collate.image_token_id]
+    assert [k for k, _ in targets] == visual
+    per_frame = len(visual) // 4
+    assert [s for _, s in targets] == [s for s in (89, 94, 99, 104) for _ in range(per_frame)]
+
+
+def test_a_request_without_labels_has_no_targets(nano):  # noqa: F811
+    _, collate, _ = nano
+    window = sub_row()
+    for part in window["messages"][0]["content"]:
+        if part.get("type") == "text" and part["text"].startswith("<"):
+            part["text"] = "A frame:"
+    gate = verify_row(window, "What colour is the circle?", RIGHT, "SUPPORTED")
+    assert frame_times(nano)(collate.encode_row(gate).input_ids) == []
+
+
+def test_the_loss_reads_the_rows_positions_after_a_shared_prefix_and_leaves_the_tokens_alone():
+    torch.manual_seed(0)
+    embedding = torch.randn(20, 8, requires_grad=True)
+    hidden = torch.randn(2, 10, 8, requires_grad=True)
+    seconds = torch.tensor([3, 5, 7])
+    targets = [[(7, 0), (8, 2)], [(9, 1)]]
+    whole = time_loss(embedding, seconds, hidden, 10, targets)[0]
+    after_prefix = time_loss(embedding, seconds, hidden[:, 4:], 10, targets)[0]
+    assert after_prefix.item() == pytest.approx(whole.item())
+    by_hand = torch.nn.functional.cross_entropy(
+        torch.stack([hidden[0, 7], hidden[0, 8], hidden[1, 9]]) @ embedding[seconds].T,
+        torch.tensor([0, 2, 1]),
+    )
+    assert whole.item() == pytest.approx(by_hand.item())
+    whole.backward()
+    assert embedding.grad is None and hidden.grad.norm() > 0
+
+
+def test_groups_give_the_time_target_of_the_first_layer_s_own_output(nano):  # noqa: F811
+    """The loss backward_in_groups scores equals cross-entropy computed by hand from the
+    model's hidden states after decoder layer 0 at the visual tokens, against the seconds'
+    input embeddings."""
+    tokenizer, collate, model = nano
+    linear_patch_embed(model)
+    content = content_mask(tokenizer)
+    rows = [row(RIGHT, verdict="SUPPORTED", first=f) for f in (89, 88, 87)]
+    times = frame_times(nano)
+    check = ClaimCheck(
+        claim_head(model), ClaimTargets(tokenizer, content), 1.0, times=times, time_weight=1.0
+    )
+    batch = collate(rows)
+    with torch.no_grad():
+        states = model.model(
+            input_ids=batch["input_ids"],
+            attention_mask=batch["attention_mask"],
+            mm_token_type_ids=batch["mm_token_type_ids"],
+            pixel_values=batch["pixel_values"],
+            image_grid_thw=batch["image_grid_thw"],
+            output_hidden_states=True,
+        ).hidden_states[1]
+        targets = [times(batch["input_ids"][i].tolist()) for i in range(len(rows))]
+        picked = torch.stack([states[i, k] for i, found in enumerate(targets) for k, _ in found])
+        embedding = model.model.language_model.embed_tokens.weight
+        scores = picked @ embedding[times.ids].T
+        labels = torch.tensor([s for found in targets for _, s in found])
+        by_hand = torch.nn.functional.cross_entropy(scores, labels).item()
+
+    for per_group in (1, 3):
+        model.zero_grad(set_to_none=True)
+        scored = backward_in_groups(
+            model,
+            frame_head(model),
+            collate,
+            rows,
+            content=content,
+            content_weight=4.0,
+            aux_weight=0.0,
+            rows_per_group=per_group,
+            claims=check,
+        )
+        assert scored.time == pytest.approx(by_hand, rel=1e-4)
