@@ -210,6 +210,12 @@ def main(argv: list[str] | None = None) -> int:
         default=50,
         help="Steps of each GRPO arm (0: none; the SFT checkpoint is the result).",
     )
+    parser.add_argument(
+        "--claim-weight",
+        type=float,
+        default=train.SFTSchedule.claim_weight,
+        help="Weight of the verifier's claim target in SFT (training.nano.claims; 0: none).",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--save-every", type=int, default=0, help="SFT step-N/ checkpoints.")
     parser.add_argument(
@@ -255,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     schedule = replace(
         replace(start, **ROLES) if args.base else start,
         steps=args.sft_steps,
+        claim_weight=args.claim_weight,
         seed=args.seed,
         threads=args.threads,
         save_every=args.save_every,

@@ -110,6 +110,17 @@ def test_a_killed_sft_with_the_claim_target_resumes_its_claim_head_too(
     assert (out / weights).read_bytes() == (whole / weights).read_bytes()
 
 
+def test_the_claim_weight_flag_sets_the_sft_schedule_and_is_off_by_default(straight, tmp_path):
+    out = resumable(straight, tmp_path)
+    assert rebuild.main(["--out", str(out), "--sft-steps", "1", "--claim-weight", "2", *ARGS]) == 0
+
+    def schedule(folder):
+        return json.loads((folder / "sft" / "sft.jsonl").read_text().splitlines()[0])["schedule"]
+
+    assert schedule(out)["claim_weight"] == 2.0
+    assert schedule(straight)["claim_weight"] == 0.0
+
+
 def test_a_resume_point_from_other_settings_is_refused(straight, tmp_path, monkeypatch, capsys):
     out = resumable(straight, tmp_path)
     kill_at(monkeypatch, 1)
