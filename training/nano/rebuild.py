@@ -216,6 +216,12 @@ def main(argv: list[str] | None = None) -> int:
         default=train.SFTSchedule.claim_weight,
         help="Weight of the verifier's claim target in SFT (training.nano.claims; 0: none).",
     )
+    parser.add_argument(
+        "--time-weight",
+        type=float,
+        default=train.SFTSchedule.time_weight,
+        help="Weight of the verifier rows' frame-time target (training.nano.frame_times; 0: none).",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--save-every", type=int, default=0, help="SFT step-N/ checkpoints.")
     parser.add_argument(
@@ -262,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         replace(start, **ROLES) if args.base else start,
         steps=args.sft_steps,
         claim_weight=args.claim_weight,
+        time_weight=args.time_weight,
         seed=args.seed,
         threads=args.threads,
         save_every=args.save_every,

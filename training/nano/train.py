@@ -9,7 +9,8 @@ after the two warm-ups of ``training.nano.warmup`` (copy circuits, then frame fe
   batch.
 - **Loss.** Content tokens weigh ``content_weight`` times the others; the per-frame colour
   and shape target weighs ``aux_weight`` (``training.nano.loss``), the verifier's claim target
-  ``claim_weight`` (``training.nano.claims``). Each batch runs as
+  ``claim_weight`` (``training.nano.claims``), the verifier's frame-time target
+  ``time_weight`` (``training.nano.frame_times``). Each batch runs as
   groups of rows of similar length (``training.nano.groups``): the same loss and gradient,
   less padding.
 - **Colour balance.** A sub-agent batch draws a window that shows a needle with probability
@@ -39,6 +40,7 @@ import torch
 from training.collate import FramesCollator
 from training.nano import resume, warmup
 from training.nano.claims import ClaimTargets, claim_head
+from training.nano.frame_times import FrameTimes
 from training.nano.groups import ClaimCheck, backward_in_groups
 from training.nano.loss import content_mask, frame_head, linear_patch_embed
 from training.nano.sampler import AGENTS, Sampler
@@ -71,6 +73,7 @@ class SFTSchedule:
     needle_share: float = 0.6  # share of sub-agent rows whose window shows a needle
     aux_weight: float = 0.5  # weight of the per-frame colour and shape target
     claim_weight: float = 0.0  # weight of the verifier's claim target (0: none)
+    time_weight: float = 0.0  # weight of the verifier rows' frame-time target (0: none)
     copy_warmup_steps: int = 300  # training.nano.warmup: copy rows, before any SFT batch
     copy_warmup_rows: int = 32
     vision_warmup_steps: int = 600  # ... then single frames for the vision tower
@@ -143,9 +146,19 @@ def train_sft(
     sampler = Sampler(rows, schedule)
     heads = torch.nn.ModuleDict({"frame": head})  # training-only, saved with a resume point
     claims = None
-    if schedule.claim_weight:
+    if schedule.claim_weight or schedule.time_weight:
         heads["claim"] = claim_head(model)
-        claims = ClaimCheck(heads["claim"], ClaimTargets(tokenizer, content), schedule.claim_weight)
+        times = None
+        if schedule.time_weight:
+            end = tokenizer.convert_tokens_to_ids("<|vision_end|>")
+            times = FrameTimes(tokenizer, collate.image_token_id, end)
+        claims = ClaimCheck(
+            heads["claim"],
+            ClaimTargets(tokenizer, content),
+            schedule.claim_weight,
+            times=times,
+            time_weight=schedule.time_weight,
+        )
     params = [*model.named_parameters(), *(("aux." + n, p) for n, p in heads.named_parameters())]
     decay = [p for n, p in params if p.ndim >= 2 and "embed" not in n]
     other = [p for n, p in params if not (p.ndim >= 2 and "embed" not in n)]
@@ -157,7 +170,8 @@ def train_sft(
         lr=schedule.learning_rate,
         betas=(0.9, 0.98),
     )
-    first, window = 0, {a: [] for a in (*AGENTS, "aux", "aux_acc", "claim", "claim_acc")}
+    extra = ("aux", "aux_acc", "claim", "claim_acc", "time", "time_acc")
+    first, window = 0, {a: [] for a in (*AGENTS, *extra)}
     if state:
         resume.restore(state, model=model, heads=heads, optimizer=optimizer, sampler=sampler)
         first, window = state["step"], state["window"]
@@ -194,6 +208,9 @@ def train_sft(
             if scored.claim is not None:
                 window["claim"].append(scored.claim)
                 window["claim_acc"].append(scored.claim_accuracy)
+            if scored.time is not None:
+                window["time"].append(scored.time)
+                window["time_acc"].append(scored.time_accuracy)
             if (step + 1) % schedule.log_every == 0:
                 line = {"step": step + 1, "lr": lr, "tiers": sampler.open_tiers(step)}
                 line |= {

@@ -110,15 +110,32 @@ def test_a_killed_sft_with_the_claim_target_resumes_its_claim_head_too(
     assert (out / weights).read_bytes() == (whole / weights).read_bytes()
 
 
-def test_the_claim_weight_flag_sets_the_sft_schedule_and_is_off_by_default(straight, tmp_path):
+def test_the_verifier_target_flags_set_the_sft_schedule_and_are_off_by_default(straight, tmp_path):
     out = resumable(straight, tmp_path)
-    assert rebuild.main(["--out", str(out), "--sft-steps", "1", "--claim-weight", "2", *ARGS]) == 0
+    flags = ["--claim-weight", "2", "--time-weight", "0.5"]
+    assert rebuild.main(["--out", str(out), "--sft-steps", "1", *flags, *ARGS]) == 0
 
     def schedule(folder):
         return json.loads((folder / "sft" / "sft.jsonl").read_text().splitlines()[0])["schedule"]
 
-    assert schedule(out)["claim_weight"] == 2.0
-    assert schedule(straight)["claim_weight"] == 0.0
+    assert (schedule(out)["claim_weight"], schedule(out)["time_weight"]) == (2.0, 0.5)
+    assert (schedule(straight)["claim_weight"], schedule(straight)["time_weight"]) == (0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class WithTimes(WithClaims):
+    time_weight: float = 1.0  # and the frame-time target (training.nano.frame_times)
+    log_every: int = 1
+
+
+def test_sft_with_the_frame_time_target_trains_and_logs_it(straight, tmp_path, monkeypatch):
+    monkeypatch.setattr(train, "SFTSchedule", WithTimes)
+    out = resumable(straight, tmp_path)
+    assert build(out, steps=2) == 0
+    logged = [json.loads(line) for line in (out / "sft" / "sft.jsonl").read_text().splitlines()]
+    steps = [line for line in logged if "step" in line]
+    assert [line["step"] for line in steps] == [1, 2]
+    assert all(line["time"] > 0 and 0 <= line["time_acc"] <= 1 for line in steps), steps
 
 
 def test_a_resume_point_from_other_settings_is_refused(straight, tmp_path, monkeypatch, capsys):
