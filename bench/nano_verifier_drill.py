@@ -14,11 +14,13 @@ learning rate under SFT's warm-up and cosine, SFT's loss in groups
 (``training.nano.claims``) at ``--claim-weight``, read after decoder layer ``--layer``, a
 fact that does not hold weighing ``--wrong-weight`` times one that does, and with
 ``--time-weight`` the frame-time target (``training.nano.frame_times``) read after decoder
-layer ``--time-layer``. The rows of a fifth
+layer ``--time-layer``, scored against the seconds' embeddings or a head of its own
+(``--time-readout``). The rows of a fifth
 of the windows (by a hash of their first frame) are held out. It records the verdict's
 accuracy on them (the argmax over the three verdicts) by what the note holds and by noise
 tier, and the claim head's accuracy by kind of fact (a span's start and end times also
-apart) and label (with ``--claim-weight 0``, the verdict alone), and the frame-time
+apart) and label, a wrong fact also by the note's case (a misread's apart from an invented
+sighting's) (with ``--claim-weight 0``, the verdict alone), and the frame-time
 target's accuracy at the visual tokens.
 """
 
@@ -43,7 +45,7 @@ from agents import benchmark
 from training.collate import FramesCollator
 from training.nano import data, extend, frame_times
 from training.nano.claims import LAYER, ClaimTargets, claim_head, tap_layer
-from training.nano.frame_times import FrameTimes, time_loss
+from training.nano.frame_times import FrameTimes, time_head, time_loss, time_readout
 from training.nano.groups import ClaimCheck, backward_in_groups
 from training.nano.loss import content_mask, linear_patch_embed
 from training.nano.model import VERDICTS
@@ -86,15 +88,13 @@ def score(model, head, targets, collate, tokenizer, rows: list[dict], claims) ->
             batch.pop("labels")
             with (
                 tap_layer(model, claims.layer) as tap,
-                tap_layer(model, claims.time_layer) as clock,
+                tap_layer(model, claims.time_layer) as timed,
             ):
                 logits = model(**batch).logits
             if claims.times and claims.time_weight:
-                embedding = model.model.language_model.embed_tokens.weight
                 seconds = [claims.times(e.input_ids) for e in encoded]
-                _, accuracy = time_loss(
-                    embedding, claims.times.ids, clock.hidden, clock.hidden.shape[1], seconds
-                )
+                readout = time_readout(model, claims.times, claims.time_head)
+                _, accuracy = time_loss(readout, timed.hidden, timed.hidden.shape[1], seconds)
                 n = sum(len(s) for s in seconds)
                 right["frame_time"], seen["frame_time"] = (
                     right["frame_time"] + accuracy * n,
@@ -115,8 +115,10 @@ def score(model, head, targets, collate, tokenizer, rows: list[dict], claims) ->
                         times += 1
                     agrees = (float(head(tap.hidden[i, position])) > 0) == bool(label)
                     for kind in kinds:
-                        key = f"claim_{kind}_{'holds' if label else 'wrong'}"
-                        right[key], seen[key] = right[key] + agrees, seen[key] + 1
+                        name = f"claim_{kind}_{'holds' if label else 'wrong'}"
+                        # a wrong fact of a misread note apart from those of invented ones
+                        for key in (name, f"{name}@{case(row)}") if not label else (name,):
+                            right[key], seen[key] = right[key] + agrees, seen[key] + 1
     model.train()
     return {key: {"accuracy": round(right[key] / seen[key], 3), "n": seen[key]} for key in seen}
 
@@ -132,6 +134,12 @@ def main() -> int:
     parser.add_argument("--time-weight", type=float, default=0.0)
     parser.add_argument(
         "--time-layer", type=int, default=frame_times.LAYER, help="The layer the time target reads."
+    )
+    parser.add_argument(
+        "--time-readout",
+        choices=("embedding", "head"),
+        default="embedding",
+        help="What the time target scores seconds against (frame_times.time_readout).",
     )
     parser.add_argument("--held-out-rows", type=int, default=1200)
     parser.add_argument("--json", type=Path, default=None)
@@ -156,12 +164,13 @@ def main() -> int:
     times = FrameTimes(
         tokenizer, collate.image_token_id, tokenizer.convert_tokens_to_ids("<|vision_end|>")
     )
-    settings = (args.wrong_weight, args.layer, times, args.time_weight, args.time_layer)
+    clock = time_head(model) if args.time_readout == "head" else None
+    settings = (args.wrong_weight, args.layer, times, args.time_weight, args.time_layer, clock)
     claims = ClaimCheck(head, targets, args.claim_weight, *settings)
     verifier_only = {"main_share": 0.0, "notes_share": 0.0, "verify_share": 1.0}
     schedule = replace(SFTSchedule(), **(ROLES | verifier_only), steps=args.steps)
     sampler = Sampler(train, schedule)
-    params = [*model.parameters(), *head.parameters()]
+    params = [*model.parameters(), *head.parameters(), *(clock.parameters() if clock else ())]
     optimizer = torch.optim.AdamW(params, lr=schedule.learning_rate, betas=(0.9, 0.98))
     loaded, log = time.perf_counter(), []
     for step in range(args.steps):
@@ -198,7 +207,11 @@ def main() -> int:
         "wrong_weight": args.wrong_weight,
         "layer": args.layer,
         **(
-            {"time_weight": args.time_weight, "time_layer": args.time_layer}
+            {
+                "time_weight": args.time_weight,
+                "time_layer": args.time_layer,
+                "time_readout": args.time_readout,
+            }
             if args.time_weight
             else {}
         ),

@@ -8,7 +8,8 @@ the two at once; but the label comes before its frame, and a causal model's labe
 what follows it. Only the frame's own visual tokens hold both, once they have read their
 label. This target asks them to: after decoder layer ``layer``, each visual token's hidden
 state scores the whole seconds 0 to 600 against the input embeddings of their tokens
-(detached), and the frame's own second is the class. The time then sits in the visual
+(detached; or against a head of its own, :func:`time_head`), and the frame's own second is
+the class. The time then sits in the visual
 tokens in the very form the note's time token has, for a later layer to match. Like the
 claim head, it exists only in training.
 """
@@ -56,12 +57,24 @@ class FrameTimes:
         return targets
 
 
-def time_loss(
-    embedding: torch.Tensor, seconds: torch.Tensor, hidden: torch.Tensor, length: int, targets
-):
+def time_readout(model, times: FrameTimes, head: torch.nn.Linear | None = None) -> torch.Tensor:
+    """The vectors each second is scored against: the seconds' input embeddings, detached so
+    that the target moves the hidden states and not the tokens, or with `head` (a
+    training-only ``d -> 601`` linear map) its rows, which the target trains."""
+    if head is not None:
+        return head.weight
+    return model.model.language_model.embed_tokens.weight[times.ids].detach()
+
+
+def time_head(model) -> torch.nn.Linear:
+    """A training-only readout for the target, in a basis of its own: the labels' tokens do
+    not carry it, so a later layer matching the note's time finds the frames, not the labels."""
+    return torch.nn.Linear(model.config.text_config.hidden_size, len(SECONDS), bias=False)
+
+
+def time_loss(readout: torch.Tensor, hidden: torch.Tensor, length: int, targets):
     """(cross-entropy of each target's second, share right): the scores are the tapped hidden
-    states against ``embedding[seconds]``, the seconds' input embeddings, detached so that
-    the target moves the hidden states and not the tokens.
+    states against `readout` (one row per second, :func:`time_readout`).
 
     `hidden` holds the last ``hidden.shape[1]`` of the batch's `length` positions (a pass
     after a shared prefix, which never holds an image), `targets` one list per row."""
@@ -69,6 +82,6 @@ def time_loss(
     rows = [i for i, row in enumerate(targets) for _ in row]
     positions = [k - offset for row in targets for k, _ in row]
     labels = torch.tensor([s for row in targets for _, s in row])
-    scores = hidden[rows, positions].float() @ embedding[seconds].detach().float().T
+    scores = hidden[rows, positions].float() @ readout.float().T
     loss = torch.nn.functional.cross_entropy(scores, labels)
     return loss, (scores.argmax(-1) == labels).float().mean().item()

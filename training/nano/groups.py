@@ -21,7 +21,7 @@ import torch
 
 from training.nano import frame_times
 from training.nano.claims import LAYER, ClaimTargets, claim_loss, claim_weights, tap_layer
-from training.nano.frame_times import FrameTimes, time_loss
+from training.nano.frame_times import FrameTimes, time_loss, time_readout
 from training.nano.loss import token_weights, weighted_loss
 
 
@@ -42,9 +42,10 @@ class BatchLoss:
 @dataclass(frozen=True)
 class ClaimCheck:
     """The claim target in a batch: its head, its labeller, its weight, the weight of a fact
-    that does not hold against one that does (``claims.claim_weights``), and the decoder layer
-    whose output it reads; with `times`, also the frame-time target (``frame_times``) at
-    `time_weight`, read after decoder layer `time_layer`."""
+        that does not hold against one that does (``claims.claim_weights``), and the decoder layer
+        whose output it reads; with `times`, also the frame-time target (``frame_times``) at
+        `time_weight`, read after decoder layer `time_layer` (scored against `time_head`'s rows
+    when given: ``frame_times.time_readout``)."""
 
     head: torch.nn.Module
     targets: ClaimTargets
@@ -54,6 +55,7 @@ class ClaimCheck:
     times: FrameTimes | None = None
     time_weight: float = 0.0
     time_layer: int = frame_times.LAYER
+    time_head: torch.nn.Module | None = None
 
 
 def length_groups(lengths: Sequence[int], rows_per_group: int) -> list[list[int]]:
@@ -125,10 +127,8 @@ def backward_in_groups(
             claim_right += claim_accuracy * sum(len(c) for c in checks)
         if time_part:
             length = batch["input_ids"].shape[1]
-            embedding = model.model.language_model.embed_tokens.weight
-            timed, time_accuracy = time_loss(
-                embedding, claims.times.ids, at.hidden, length, seconds
-            )
+            readout = time_readout(model, claims.times, claims.time_head)
+            timed, time_accuracy = time_loss(readout, at.hidden, length, seconds)
             objective = objective + claims.time_weight * timed * (time_part / time_total)
             time_sum += timed.item() * time_part
             time_right += time_accuracy * time_part

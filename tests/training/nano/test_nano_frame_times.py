@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from training.nano.claims import ClaimTargets, claim_head
-from training.nano.frame_times import FrameTimes, time_loss
+from training.nano.frame_times import FrameTimes, time_head, time_loss, time_readout
 from training.nano.groups import ClaimCheck, backward_in_groups
 from training.nano.loss import content_mask, frame_head, linear_patch_embed
 from training.nano.verifier_rows import verify_row
@@ -47,22 +47,28 @@ def test_a_request_without_labels_has_no_targets(nano):  # noqa: F811
     assert frame_times(nano)(collate.encode_row(gate).input_ids) == []
 
 
-def test_the_loss_reads_the_rows_positions_after_a_shared_prefix_and_leaves_the_tokens_alone():
+def test_the_loss_reads_the_rows_positions_after_a_shared_prefix():
     torch.manual_seed(0)
-    embedding = torch.randn(20, 8, requires_grad=True)
-    hidden = torch.randn(2, 10, 8, requires_grad=True)
-    seconds = torch.tensor([3, 5, 7])
+    readout, hidden = torch.randn(3, 8), torch.randn(2, 10, 8)
     targets = [[(7, 0), (8, 2)], [(9, 1)]]
-    whole = time_loss(embedding, seconds, hidden, 10, targets)[0]
-    after_prefix = time_loss(embedding, seconds, hidden[:, 4:], 10, targets)[0]
+    whole = time_loss(readout, hidden, 10, targets)[0]
+    after_prefix = time_loss(readout, hidden[:, 4:], 10, targets)[0]
     assert after_prefix.item() == pytest.approx(whole.item())
     by_hand = torch.nn.functional.cross_entropy(
-        torch.stack([hidden[0, 7], hidden[0, 8], hidden[1, 9]]) @ embedding[seconds].T,
+        torch.stack([hidden[0, 7], hidden[0, 8], hidden[1, 9]]) @ readout.T,
         torch.tensor([0, 2, 1]),
     )
     assert whole.item() == pytest.approx(by_hand.item())
-    whole.backward()
-    assert embedding.grad is None and hidden.grad.norm() > 0
+
+
+def test_the_embedding_readout_leaves_the_tokens_alone_and_a_head_of_its_own_trains(nano):  # noqa: F811
+    _, _, model = nano
+    times = frame_times(nano)
+    embedded = time_readout(model, times)
+    embedding = model.model.language_model.embed_tokens.weight
+    assert torch.equal(embedded, embedding[times.ids]) and not embedded.requires_grad
+    head = time_head(model)
+    assert time_readout(model, times, head) is head.weight and head.weight.shape[0] == 601
 
 
 def test_groups_give_the_time_target_of_the_first_layer_s_own_output(nano):  # noqa: F811
