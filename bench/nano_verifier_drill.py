@@ -15,7 +15,9 @@ learning rate under SFT's warm-up and cosine, SFT's loss in groups
 fact that does not hold weighing ``--wrong-weight`` times one that does, and with
 ``--time-weight`` the frame-time target (``training.nano.frame_times``) read after decoder
 layer ``--time-layer``, scored against the seconds' embeddings or a head of its own
-(``--time-readout``). The rows of a fifth
+(``--time-readout``), and with ``--lookup-weight`` the note-time lookup target
+(``frame_times.NoteLookups``: at each of the note's times, what the frame it names shows),
+read after ``--layer``. The rows of a fifth
 of the windows (by a hash of their first frame) are held out. It records the verdict's
 accuracy on them (the argmax over the three verdicts) by what the note holds and by noise
 tier, and the claim head's accuracy by kind of fact (a span's start and end times also
@@ -45,7 +47,14 @@ from agents import benchmark
 from training.collate import FramesCollator
 from training.nano import data, extend, frame_times
 from training.nano.claims import LAYER, ClaimTargets, claim_head, tap_layer
-from training.nano.frame_times import FrameTimes, time_head, time_loss, time_readout
+from training.nano.frame_times import (
+    FrameTimes,
+    NoteLookups,
+    lookup_head,
+    time_head,
+    time_loss,
+    time_readout,
+)
 from training.nano.groups import ClaimCheck, backward_in_groups
 from training.nano.loss import content_mask, linear_patch_embed
 from training.nano.model import VERDICTS
@@ -101,6 +110,17 @@ def score(model, head, targets, collate, tokenizer, rows: list[dict], claims) ->
                     seen["frame_time"] + n,
                 )
             for i, row in enumerate(chunk):
+                found = claims.lookups(row, encoded[i].input_ids) if claims.lookup_weight else []
+                if found:
+                    _, accuracy = time_loss(
+                        claims.lookup_head.weight,
+                        tap.hidden[i : i + 1],
+                        tap.hidden.shape[1],
+                        [found],
+                    )
+                    for key in ("lookup", f"lookup@{case(row)}"):
+                        right[key] += accuracy * len(found)
+                        seen[key] += len(found)
                 at = encoded[i].loss_mask.index(1) - 1  # the verdict's logits
                 got = VERDICTS[int(logits[i, at, verdict_ids].argmax())]
                 ok = got == row["messages"][-1]["content"][0]["text"].strip()
@@ -141,6 +161,12 @@ def main() -> int:
         default="embedding",
         help="What the time target scores seconds against (frame_times.time_readout).",
     )
+    parser.add_argument(
+        "--lookup-weight",
+        type=float,
+        default=0.0,
+        help="Weight of the note-time lookup target (frame_times.NoteLookups).",
+    )
     parser.add_argument("--held-out-rows", type=int, default=1200)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
@@ -165,12 +191,26 @@ def main() -> int:
         tokenizer, collate.image_token_id, tokenizer.convert_tokens_to_ids("<|vision_end|>")
     )
     clock = time_head(model) if args.time_readout == "head" else None
-    settings = (args.wrong_weight, args.layer, times, args.time_weight, args.time_layer, clock)
-    claims = ClaimCheck(head, targets, args.claim_weight, *settings)
+    reader = lookup_head(model) if args.lookup_weight else None
+    claims = ClaimCheck(
+        head,
+        targets,
+        args.claim_weight,
+        wrong_weight=args.wrong_weight,
+        layer=args.layer,
+        times=times,
+        time_weight=args.time_weight,
+        time_layer=args.time_layer,
+        time_head=clock,
+        lookups=NoteLookups(times, targets),
+        lookup_head=reader,
+        lookup_weight=args.lookup_weight,
+    )
     verifier_only = {"main_share": 0.0, "notes_share": 0.0, "verify_share": 1.0}
     schedule = replace(SFTSchedule(), **(ROLES | verifier_only), steps=args.steps)
     sampler = Sampler(train, schedule)
-    params = [*model.parameters(), *head.parameters(), *(clock.parameters() if clock else ())]
+    heads = [h for h in (head, reader, clock) if h is not None]
+    params = [*model.parameters(), *(p for h in heads for p in h.parameters())]
     optimizer = torch.optim.AdamW(params, lr=schedule.learning_rate, betas=(0.9, 0.98))
     loaded, log = time.perf_counter(), []
     for step in range(args.steps):
@@ -188,15 +228,15 @@ def main() -> int:
             content_weight=schedule.content_weight,
             aux_weight=0.0,
             rows_per_group=schedule.rows_per_group,
-            claims=claims if args.claim_weight or args.time_weight else None,
+            claims=claims if args.claim_weight or args.time_weight or args.lookup_weight else None,
         )
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         optimizer.step()
-        log.append((scored.loss, scored.claim, scored.time))
+        log.append((scored.loss, scored.claim, scored.time, scored.lookup))
         if (step + 1) % 100 == 0:
             window = log[-100:]
             line = {"step": step + 1, "loss": round(sum(a for a, *_ in window) / 100, 4)}
-            for name, k in (("claim", 1), ("time", 2)):
+            for name, k in (("claim", 1), ("time", 2), ("lookup", 3)):
                 if window[-1][k] is not None:
                     line[name] = round(sum(r[k] for r in window if r[k] is not None) / 100, 4)
             print(json.dumps(line), flush=True)
@@ -206,6 +246,7 @@ def main() -> int:
         "claim_weight": args.claim_weight,
         "wrong_weight": args.wrong_weight,
         "layer": args.layer,
+        **({"lookup_weight": args.lookup_weight} if args.lookup_weight else {}),
         **(
             {
                 "time_weight": args.time_weight,

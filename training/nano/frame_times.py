@@ -16,9 +16,13 @@ claim head, it exists only in training.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import torch
+
+from agents import benchmark
+from training.nano.claims import ClaimTargets
 
 #: The whole seconds the tokenizer holds as one token each (``training.nano.model``).
 SECONDS = range(601)
@@ -57,6 +61,41 @@ class FrameTimes:
         return targets
 
 
+class NoteLookups:
+    """``targets(row, ids)``: (position, what the frame shows) for each time in the row's note
+    that names one of its frames: that frame's colour and shape (``row["frame_labels"]``) as
+    one class, ``colour * 5 + shape`` (0 for an empty frame).
+
+    The link a time's check needs: the note's ``35`` has to read what the frame labelled
+    ``<35.0 seconds>`` shows. Every time of every note with a span gets a target, right or
+    wrong, so the link is asked for densely, not only where a span was moved."""
+
+    CLASSES = (len(benchmark.COLOURS) + 1) * (len(benchmark.SHAPES) + 1)
+
+    def __init__(self, times: FrameTimes, notes: ClaimTargets):
+        self.times, self.notes = times, notes
+
+    def __call__(self, row: Mapping[str, Any], ids: Sequence[int]) -> list[tuple[int, int]]:
+        shown, seconds, previous = row.get("frame_labels") or [], [], None
+        for position, second in self.times(ids):
+            if previous is None or position != previous + 1:  # a frame's first visual token
+                seconds.append(second)
+            previous = position
+        targets = []
+        for position in self.notes.note_positions(ids):
+            second = self.times.second.get(ids[position])
+            if second in seconds and len(shown) == len(seconds):
+                colour, shape = shown[seconds.index(second)]
+                targets.append((position, colour * (len(benchmark.SHAPES) + 1) + shape))
+        return targets
+
+
+def lookup_head(model) -> torch.nn.Linear:
+    """The training-only readout of :class:`NoteLookups`' classes."""
+    width = model.config.text_config.hidden_size
+    return torch.nn.Linear(width, NoteLookups.CLASSES, bias=False)
+
+
 def time_readout(model, times: FrameTimes, head: torch.nn.Linear | None = None) -> torch.Tensor:
     """The vectors each second is scored against: the seconds' input embeddings, detached so
     that the target moves the hidden states and not the tokens, or with `head` (a
@@ -73,8 +112,9 @@ def time_head(model) -> torch.nn.Linear:
 
 
 def time_loss(readout: torch.Tensor, hidden: torch.Tensor, length: int, targets):
-    """(cross-entropy of each target's second, share right): the scores are the tapped hidden
-    states against `readout` (one row per second, :func:`time_readout`).
+    """(cross-entropy of each target's class, share right): the scores are the tapped hidden
+    states against `readout`, one row per class (a second: :func:`time_readout`; what a
+    frame shows: :func:`lookup_head`).
 
     `hidden` holds the last ``hidden.shape[1]`` of the batch's `length` positions (a pass
     after a shared prefix, which never holds an image), `targets` one list per row."""

@@ -21,7 +21,7 @@ import torch
 
 from training.nano import frame_times
 from training.nano.claims import LAYER, ClaimTargets, claim_loss, claim_weights, tap_layer
-from training.nano.frame_times import FrameTimes, time_loss, time_readout
+from training.nano.frame_times import FrameTimes, NoteLookups, time_loss, time_readout
 from training.nano.loss import token_weights, weighted_loss
 
 
@@ -37,15 +37,19 @@ class BatchLoss:
     claim_accuracy: float | None = None
     time: float | None = None
     time_accuracy: float | None = None
+    lookup: float | None = None
+    lookup_accuracy: float | None = None
 
 
 @dataclass(frozen=True)
 class ClaimCheck:
-    """The claim target in a batch: its head, its labeller, its weight, the weight of a fact
-        that does not hold against one that does (``claims.claim_weights``), and the decoder layer
-        whose output it reads; with `times`, also the frame-time target (``frame_times``) at
-        `time_weight`, read after decoder layer `time_layer` (scored against `time_head`'s rows
-    when given: ``frame_times.time_readout``)."""
+    """The verifier's targets in a batch. The claim target: its head, its labeller, its weight,
+    the weight of a fact that does not hold against one that does (``claims.claim_weights``),
+    and the decoder layer whose output it reads. With `times`, the frame-time target
+    (``frame_times``) at `time_weight`, read after decoder layer `time_layer` and scored
+    against `time_head`'s rows when given (``frame_times.time_readout``). With `lookups`,
+    what the frame each of the note's times names shows (``frame_times.NoteLookups``), read
+    after `layer` by `lookup_head`, at `lookup_weight`."""
 
     head: torch.nn.Module
     targets: ClaimTargets
@@ -56,6 +60,9 @@ class ClaimCheck:
     time_weight: float = 0.0
     time_layer: int = frame_times.LAYER
     time_head: torch.nn.Module | None = None
+    lookups: NoteLookups | None = None
+    lookup_head: torch.nn.Module | None = None
+    lookup_weight: float = 0.0
 
 
 def length_groups(lengths: Sequence[int], rows_per_group: int) -> list[list[int]]:
@@ -98,19 +105,28 @@ def backward_in_groups(
             if claims and claims.times and claims.time_weight
             else []
         )
-        parts.append((batch, weights, frames, checks, seconds))
+        found = (
+            [claims.lookups(rows[i], encoded[i].input_ids) for i in group]
+            if claims and claims.lookups and claims.lookup_weight
+            else []
+        )
+        parts.append((batch, weights, frames, checks, seconds, found))
     total_weight = max(sum(float(w.sum()) for _, w, *_ in parts), 1e-6)
     total_frames = sum(frames for _, _, frames, *_ in parts)
     wrong = claims.wrong_weight if claims else 1.0
-    claim_total = sum(sum(claim_weights(checks, wrong)) for *_, checks, _ in parts)
-    total_targets = sum(len(c) for *_, checks, _ in parts for c in checks)
-    time_total = sum(len(s) for *_, seconds in parts for s in seconds)
+    claim_total = sum(sum(claim_weights(part[3], wrong)) for part in parts)
+    total_targets = sum(len(c) for part in parts for c in part[3])
+    time_total = sum(len(s) for part in parts for s in part[4])
+    lookup_total = sum(len(f) for part in parts for f in part[5])
     loss_sum = aux_sum = right = claim_sum = claim_right = time_sum = time_right = 0.0
-    for batch, weights, frames, checks, seconds in parts:
+    lookup_sum = lookup_right = 0.0
+    for batch, weights, frames, checks, seconds, found in parts:
         claim_part = sum(claim_weights(checks, wrong))
         time_part = sum(len(s) for s in seconds)
+        lookup_part = sum(len(f) for f in found)
         with ExitStack() as taps:
-            tap = taps.enter_context(tap_layer(model, claims.layer)) if claim_part else None
+            tapped = claim_part or lookup_part
+            tap = taps.enter_context(tap_layer(model, claims.layer)) if tapped else None
             at = taps.enter_context(tap_layer(model, claims.time_layer)) if time_part else None
             loss, aux, accuracy = weighted_loss(model, batch, weights, head)
         share = float(weights.sum()) / total_weight
@@ -132,6 +148,14 @@ def backward_in_groups(
             objective = objective + claims.time_weight * timed * (time_part / time_total)
             time_sum += timed.item() * time_part
             time_right += time_accuracy * time_part
+        if lookup_part:
+            length = batch["input_ids"].shape[1]
+            looked, lookup_accuracy = time_loss(
+                claims.lookup_head.weight, tap.hidden, length, found
+            )
+            objective = objective + claims.lookup_weight * looked * (lookup_part / lookup_total)
+            lookup_sum += looked.item() * lookup_part
+            lookup_right += lookup_accuracy * lookup_part
         objective.backward()
         loss_sum += loss.item() * share
     aux_mean = (aux_sum / total_frames, right / total_frames) if total_frames else (None, None)
@@ -139,4 +163,7 @@ def backward_in_groups(
         (claim_sum / claim_total, claim_right / total_targets) if claim_total else (None, None)
     )
     time_mean = (time_sum / time_total, time_right / time_total) if time_total else (None, None)
-    return BatchLoss(loss_sum, *aux_mean, *claim_mean, *time_mean)
+    lookup_mean = (
+        (lookup_sum / lookup_total, lookup_right / lookup_total) if lookup_total else (None, None)
+    )
+    return BatchLoss(loss_sum, *aux_mean, *claim_mean, *time_mean, *lookup_mean)

@@ -7,8 +7,16 @@ from __future__ import annotations
 import pytest
 import torch
 
+from agents import benchmark
 from training.nano.claims import ClaimTargets, claim_head
-from training.nano.frame_times import FrameTimes, time_head, time_loss, time_readout
+from training.nano.frame_times import (
+    FrameTimes,
+    NoteLookups,
+    lookup_head,
+    time_head,
+    time_loss,
+    time_readout,
+)
 from training.nano.groups import ClaimCheck, backward_in_groups
 from training.nano.loss import content_mask, frame_head, linear_patch_embed
 from training.nano.verifier_rows import verify_row
@@ -114,3 +122,79 @@ def test_groups_give_the_time_target_of_the_first_layer_s_own_output(nano):  # n
             claims=check,
         )
         assert scored.time == pytest.approx(by_hand, rel=1e-4)
+
+
+def lookups(nano) -> NoteLookups:  # noqa: F811
+    tokenizer, _, _ = nano
+    return NoteLookups(frame_times(nano), ClaimTargets(tokenizer, content_mask(tokenizer)))
+
+
+def gate_with_labels(claim: str) -> dict:
+    """The gate's request on frames 89..104 (the circle at 94 only), with the frames' labels
+    as the data stage writes them."""
+    gate = row(claim, first=89)
+    blue_circle = (1 + benchmark.COLOURS.index("blue"), 1 + benchmark.SHAPES.index("circle"))
+    return {**gate, "frame_labels": [(0, 0), blue_circle, (0, 0), (0, 0)]}
+
+
+def test_each_time_of_the_note_is_asked_what_its_frame_shows(nano):  # noqa: F811
+    tokenizer, collate, _ = nano
+    circle = (1 + benchmark.COLOURS.index("blue")) * 5 + 1 + benchmark.SHAPES.index("circle")
+    for claim, expected in (
+        (RIGHT, [("94", circle), ("99", 0)]),  # starts on the circle, ends on the frame after
+        (
+            "Seen: blue circle from 89 to 94 seconds; the circle is blue.",
+            [("89", 0), ("94", circle)],
+        ),
+        ("Seen: blue circle from 94 to 120 seconds; the circle is blue.", [("94", circle)]),
+        ("No coloured shapes.", []),
+    ):
+        gate = gate_with_labels(claim)
+        ids = collate.encode_row(gate).input_ids
+        found = [(tokenizer.decode([ids[k]]).strip(), c) for k, c in lookups(nano)(gate, ids)]
+        assert found == expected, claim
+
+
+def test_groups_give_the_lookup_target_of_the_claim_layer_s_output(nano):  # noqa: F811
+    tokenizer, collate, model = nano
+    linear_patch_embed(model)
+    content = content_mask(tokenizer)
+    moved = "Seen: blue circle from 89 to 94 seconds; the circle is blue."
+    rows = [gate_with_labels(RIGHT), gate_with_labels(moved)]
+    torch.manual_seed(0)
+    reader = lookup_head(model)
+    check = ClaimCheck(
+        claim_head(model),
+        ClaimTargets(tokenizer, content),
+        0.0,
+        lookups=lookups(nano),
+        lookup_head=reader,
+        lookup_weight=1.0,
+    )
+    batch = collate(rows)
+    with torch.no_grad():
+        states = model.model(
+            input_ids=batch["input_ids"],
+            attention_mask=batch["attention_mask"],
+            mm_token_type_ids=batch["mm_token_type_ids"],
+            pixel_values=batch["pixel_values"],
+            image_grid_thw=batch["image_grid_thw"],
+            output_hidden_states=True,
+        ).hidden_states[check.layer + 1]
+        found = [check.lookups(r, batch["input_ids"][i].tolist()) for i, r in enumerate(rows)]
+        picked = torch.stack([states[i, k] for i, each in enumerate(found) for k, _ in each])
+        labels = torch.tensor([c for each in found for _, c in each])
+        by_hand = torch.nn.functional.cross_entropy(reader(picked), labels).item()
+    scored = backward_in_groups(
+        model,
+        frame_head(model),
+        collate,
+        rows,
+        content=content,
+        content_weight=4.0,
+        aux_weight=0.0,
+        rows_per_group=1,
+        claims=check,
+    )
+    assert scored.lookup == pytest.approx(by_hand, rel=1e-4)
+    assert reader.weight.grad is not None and reader.weight.grad.norm() > 0
