@@ -39,6 +39,35 @@ def row(
     return verify_row(sub_row(first), "What colour is the circle?", claim, verdict, **meta)
 
 
+def hidden_after(model, batch, layer: int) -> torch.Tensor:
+    """The model's hidden states after decoder layer `layer`, as transformers reports them."""
+    return model.model(
+        input_ids=batch["input_ids"],
+        attention_mask=batch["attention_mask"],
+        mm_token_type_ids=batch["mm_token_type_ids"],
+        pixel_values=batch["pixel_values"],
+        image_grid_thw=batch["image_grid_thw"],
+        output_hidden_states=True,
+    ).hidden_states[layer + 1]
+
+
+def in_groups(model, collate, rows, check: ClaimCheck, per_group: int):
+    """What backward_in_groups scores on `rows` with the verifier's targets `check`, from
+    zeroed gradients (the token loss at SFT's content weight, no frame target)."""
+    model.zero_grad(set_to_none=True)
+    return backward_in_groups(
+        model,
+        frame_head(model),
+        collate,
+        rows,
+        content=content_mask(collate.tokenizer),
+        content_weight=4.0,
+        aux_weight=0.0,
+        rows_per_group=per_group,
+        claims=check,
+    )
+
+
 def labelled(nano, claim, right=RIGHT):  # noqa: F811
     tokenizer, collate, _ = nano
     ids = collate.encode_row(row(claim, right)).input_ids
@@ -113,14 +142,7 @@ def test_groups_give_the_claim_target_of_the_layer_s_own_output(nano, wrong_weig
 
     batch = collate(rows)
     with torch.no_grad():
-        states = model.model(
-            input_ids=batch["input_ids"],
-            attention_mask=batch["attention_mask"],
-            mm_token_type_ids=batch["mm_token_type_ids"],
-            pixel_values=batch["pixel_values"],
-            image_grid_thw=batch["image_grid_thw"],
-            output_hidden_states=True,
-        ).hidden_states[LAYER + 1]
+        states = hidden_after(model, batch, LAYER)
         targets = [check.targets(r, batch["input_ids"][i].tolist()) for i, r in enumerate(rows)]
         scores = head(torch.stack([states[i, k] for i, row in enumerate(targets) for k, _ in row]))
         labels = torch.tensor([y for row in targets for _, y in row])
@@ -131,17 +153,6 @@ def test_groups_give_the_claim_target_of_the_layer_s_own_output(nano, wrong_weig
         by_hand = ((each * weights).sum() / weights.sum()).item()
 
     for per_group in (1, 3):
-        model.zero_grad(set_to_none=True)
-        scored = backward_in_groups(
-            model,
-            frame_head(model),
-            collate,
-            rows,
-            content=content,
-            content_weight=4.0,
-            aux_weight=0.0,
-            rows_per_group=per_group,
-            claims=check,
-        )
+        scored = in_groups(model, collate, rows, check, per_group)
         assert scored.claim == pytest.approx(by_hand, rel=1e-4)
         assert head.weight.grad is not None and head.weight.grad.norm() > 0

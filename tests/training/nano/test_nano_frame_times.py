@@ -17,11 +17,11 @@ from training.nano.frame_times import (
     time_loss,
     time_readout,
 )
-from training.nano.groups import ClaimCheck, backward_in_groups
-from training.nano.loss import content_mask, frame_head, linear_patch_embed
+from training.nano.groups import ClaimCheck
+from training.nano.loss import content_mask, linear_patch_embed
 from training.nano.verifier_rows import verify_row
 
-from .test_nano_claims import RIGHT, row, sub_row
+from .test_nano_claims import RIGHT, hidden_after, in_groups, row, sub_row
 from .test_nano_groups import nano  # noqa: F401  (the shipped nano, once per module)
 
 
@@ -93,14 +93,7 @@ def test_groups_give_the_time_target_of_the_first_layer_s_own_output(nano):  # n
     )
     batch = collate(rows)
     with torch.no_grad():
-        states = model.model(
-            input_ids=batch["input_ids"],
-            attention_mask=batch["attention_mask"],
-            mm_token_type_ids=batch["mm_token_type_ids"],
-            pixel_values=batch["pixel_values"],
-            image_grid_thw=batch["image_grid_thw"],
-            output_hidden_states=True,
-        ).hidden_states[1]
+        states = hidden_after(model, batch, 0)
         targets = [times(batch["input_ids"][i].tolist()) for i in range(len(rows))]
         picked = torch.stack([states[i, k] for i, found in enumerate(targets) for k, _ in found])
         embedding = model.model.language_model.embed_tokens.weight
@@ -109,18 +102,7 @@ def test_groups_give_the_time_target_of_the_first_layer_s_own_output(nano):  # n
         by_hand = torch.nn.functional.cross_entropy(scores, labels).item()
 
     for per_group in (1, 3):
-        model.zero_grad(set_to_none=True)
-        scored = backward_in_groups(
-            model,
-            frame_head(model),
-            collate,
-            rows,
-            content=content,
-            content_weight=4.0,
-            aux_weight=0.0,
-            rows_per_group=per_group,
-            claims=check,
-        )
+        scored = in_groups(model, collate, rows, check, per_group)
         assert scored.time == pytest.approx(by_hand, rel=1e-4)
 
 
@@ -173,28 +155,11 @@ def test_groups_give_the_lookup_target_of_the_claim_layer_s_output(nano):  # noq
     )
     batch = collate(rows)
     with torch.no_grad():
-        states = model.model(
-            input_ids=batch["input_ids"],
-            attention_mask=batch["attention_mask"],
-            mm_token_type_ids=batch["mm_token_type_ids"],
-            pixel_values=batch["pixel_values"],
-            image_grid_thw=batch["image_grid_thw"],
-            output_hidden_states=True,
-        ).hidden_states[check.layer + 1]
+        states = hidden_after(model, batch, check.layer)
         found = [check.lookups(r, batch["input_ids"][i].tolist()) for i, r in enumerate(rows)]
         picked = torch.stack([states[i, k] for i, each in enumerate(found) for k, _ in each])
         labels = torch.tensor([c for each in found for _, c in each])
         by_hand = torch.nn.functional.cross_entropy(reader(picked), labels).item()
-    scored = backward_in_groups(
-        model,
-        frame_head(model),
-        collate,
-        rows,
-        content=content,
-        content_weight=4.0,
-        aux_weight=0.0,
-        rows_per_group=1,
-        claims=check,
-    )
+    scored = in_groups(model, collate, rows, check, 1)
     assert scored.lookup == pytest.approx(by_hand, rel=1e-4)
     assert reader.weight.grad is not None and reader.weight.grad.norm() > 0
