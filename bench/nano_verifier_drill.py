@@ -51,8 +51,8 @@ from training.nano.frame_times import (
     FrameTimes,
     NoteLookups,
     lookup_head,
+    position_loss,
     time_head,
-    time_loss,
     time_readout,
 )
 from training.nano.groups import ClaimCheck, backward_in_groups
@@ -103,7 +103,7 @@ def score(model, head, targets, collate, tokenizer, rows: list[dict], claims) ->
             if claims.times and claims.time_weight:
                 seconds = [claims.times(e.input_ids) for e in encoded]
                 readout = time_readout(model, claims.times, claims.time_head)
-                _, accuracy = time_loss(readout, timed.hidden, timed.hidden.shape[1], seconds)
+                _, accuracy = position_loss(readout, timed.hidden, timed.hidden.shape[1], seconds)
                 n = sum(len(s) for s in seconds)
                 right["frame_time"], seen["frame_time"] = (
                     right["frame_time"] + accuracy * n,
@@ -112,7 +112,7 @@ def score(model, head, targets, collate, tokenizer, rows: list[dict], claims) ->
             for i, row in enumerate(chunk):
                 found = claims.lookups(row, encoded[i].input_ids) if claims.lookup_weight else []
                 if found:
-                    _, accuracy = time_loss(
+                    _, accuracy = position_loss(
                         claims.lookup_head.weight,
                         tap.hidden[i : i + 1],
                         tap.hidden.shape[1],

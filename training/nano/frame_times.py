@@ -1,4 +1,5 @@
-"""The frame-time target: each visual token told the whole second its frame's label names.
+"""The verifier's time targets: each visual token told the whole second its frame's label
+names, and each of the note's times asked what the frame it names shows.
 
 The verifier's claim target (``training.nano.claims``) taught the nano to compare a note's
 colour with the frames, but not its times (``docs/nano.md``). To check "from 35 to 38
@@ -9,9 +10,11 @@ what follows it. Only the frame's own visual tokens hold both, once they have re
 label. This target asks them to: after decoder layer ``layer``, each visual token's hidden
 state scores the whole seconds 0 to 600 against the input embeddings of their tokens
 (detached; or against a head of its own, :func:`time_head`), and the frame's own second is
-the class. The time then sits in the visual
-tokens in the very form the note's time token has, for a later layer to match. Like the
-claim head, it exists only in training.
+the class. The time then sits in the visual tokens in the very form the note's time token
+has, for a later layer to match.
+
+:class:`NoteLookups` asks for the second step: at each of the note's times, what the frame
+it names shows. Both targets exist only in training, like the claim head.
 """
 
 from __future__ import annotations
@@ -111,7 +114,7 @@ def time_head(model) -> torch.nn.Linear:
     return torch.nn.Linear(model.config.text_config.hidden_size, len(SECONDS), bias=False)
 
 
-def time_loss(readout: torch.Tensor, hidden: torch.Tensor, length: int, targets):
+def position_loss(readout: torch.Tensor, hidden: torch.Tensor, length: int, targets):
     """(cross-entropy of each target's class, share right): the scores are the tapped hidden
     states against `readout`, one row per class (a second: :func:`time_readout`; what a
     frame shows: :func:`lookup_head`).

@@ -21,7 +21,7 @@ import torch
 
 from training.nano import frame_times
 from training.nano.claims import LAYER, ClaimTargets, claim_loss, claim_weights, tap_layer
-from training.nano.frame_times import FrameTimes, NoteLookups, time_loss, time_readout
+from training.nano.frame_times import FrameTimes, NoteLookups, position_loss, time_readout
 from training.nano.loss import token_weights, weighted_loss
 
 
@@ -144,13 +144,13 @@ def backward_in_groups(
         if time_part:
             length = batch["input_ids"].shape[1]
             readout = time_readout(model, claims.times, claims.time_head)
-            timed, time_accuracy = time_loss(readout, at.hidden, length, seconds)
+            timed, time_accuracy = position_loss(readout, at.hidden, length, seconds)
             objective = objective + claims.time_weight * timed * (time_part / time_total)
             time_sum += timed.item() * time_part
             time_right += time_accuracy * time_part
         if lookup_part:
             length = batch["input_ids"].shape[1]
-            looked, lookup_accuracy = time_loss(
+            looked, lookup_accuracy = position_loss(
                 claims.lookup_head.weight, tap.hidden, length, found
             )
             objective = objective + claims.lookup_weight * looked * (lookup_part / lookup_total)

@@ -1,6 +1,6 @@
-"""The frame-time target (training.nano.frame_times): each visual token of the gate's own
-request labelled with its frame's whole second, and a loss read from the tapped layer against
-the seconds' embeddings, in groups as in one batch."""
+"""The verifier's time targets (training.nano.frame_times): each visual token of the gate's
+own request labelled with its frame's whole second, each of the note's times with what its
+frame shows, and their losses read from the tapped layers, in groups as in one batch."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from training.nano.frame_times import (
     FrameTimes,
     NoteLookups,
     lookup_head,
+    position_loss,
     time_head,
-    time_loss,
     time_readout,
 )
 from training.nano.groups import ClaimCheck
@@ -59,8 +59,8 @@ def test_the_loss_reads_the_rows_positions_after_a_shared_prefix():
     torch.manual_seed(0)
     readout, hidden = torch.randn(3, 8), torch.randn(2, 10, 8)
     targets = [[(7, 0), (8, 2)], [(9, 1)]]
-    whole = time_loss(readout, hidden, 10, targets)[0]
-    after_prefix = time_loss(readout, hidden[:, 4:], 10, targets)[0]
+    whole = position_loss(readout, hidden, 10, targets)[0]
+    after_prefix = position_loss(readout, hidden[:, 4:], 10, targets)[0]
     assert after_prefix.item() == pytest.approx(whole.item())
     by_hand = torch.nn.functional.cross_entropy(
         torch.stack([hidden[0, 7], hidden[0, 8], hidden[1, 9]]) @ readout.T,
