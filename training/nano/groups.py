@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
@@ -65,6 +66,17 @@ class ClaimCheck:
     lookup_weight: float = 0.0
 
 
+class _Group(NamedTuple):
+    """One length group of a batch and the verifier's targets on its rows."""
+
+    batch: dict
+    weights: torch.Tensor
+    frames: int
+    checks: list
+    seconds: list
+    found: list
+
+
 def length_groups(lengths: Sequence[int], rows_per_group: int) -> list[list[int]]:
     """Row indices, shortest first, in groups of at most `rows_per_group`.
 
@@ -110,14 +122,14 @@ def backward_in_groups(
             if claims and claims.lookups and claims.lookup_weight
             else []
         )
-        parts.append((batch, weights, frames, checks, seconds, found))
-    total_weight = max(sum(float(w.sum()) for _, w, *_ in parts), 1e-6)
-    total_frames = sum(frames for _, _, frames, *_ in parts)
+        parts.append(_Group(batch, weights, frames, checks, seconds, found))
+    total_weight = max(sum(float(part.weights.sum()) for part in parts), 1e-6)
+    total_frames = sum(part.frames for part in parts)
     wrong = claims.wrong_weight if claims else 1.0
-    claim_total = sum(sum(claim_weights(part[3], wrong)) for part in parts)
-    total_targets = sum(len(c) for part in parts for c in part[3])
-    time_total = sum(len(s) for part in parts for s in part[4])
-    lookup_total = sum(len(f) for part in parts for f in part[5])
+    claim_total = sum(sum(claim_weights(part.checks, wrong)) for part in parts)
+    total_targets = sum(len(c) for part in parts for c in part.checks)
+    time_total = sum(len(s) for part in parts for s in part.seconds)
+    lookup_total = sum(len(f) for part in parts for f in part.found)
     loss_sum = aux_sum = right = claim_sum = claim_right = time_sum = time_right = 0.0
     lookup_sum = lookup_right = 0.0
     for batch, weights, frames, checks, seconds, found in parts:
