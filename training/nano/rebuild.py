@@ -100,6 +100,8 @@ ROLES = {
     "vision_warmup_steps": 0,
 }
 
+SHARES = ("main_share", "notes_share", "verify_share")
+
 #: The GRPO arms' settings: a few minutes of rollouts each on one core.
 GRPO = {
     "group_size": 8,
@@ -222,6 +224,27 @@ def main(argv: list[str] | None = None) -> int:
         default=train.SFTSchedule.time_weight,
         help="Weight of the verifier rows' frame-time target (training.nano.frame_times; 0: none).",
     )
+    parser.add_argument(
+        "--shares",
+        type=float,
+        nargs=3,
+        metavar=("MAIN", "NOTES", "VERIFY"),
+        default=None,
+        help="Shares of main-agent, note-to-answer and verifier batches (the rest: "
+        "sub-agent); default: the recipe's (ROLES with --base).",
+    )
+    parser.add_argument(
+        "--phrased",
+        type=int,
+        default=notes.PHRASED,
+        help="Questions in everyday wording per plan's video (training.nano.phrasing).",
+    )
+    parser.add_argument(
+        "--every-needle-grounded",
+        action="store_true",
+        help="Note rows ask a grounding question about every needle, not only the "
+        "benchmark's one (training.nano.notes.note_rows).",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--save-every", type=int, default=0, help="SFT step-N/ checkpoints.")
     parser.add_argument(
@@ -249,7 +272,9 @@ def main(argv: list[str] | None = None) -> int:
     @functools.cache  # built only if a stage needs them
     def rows() -> list[dict]:
         plans = range(first_plan, first_plan + args.note_seeds)
-        return data.sft_rows(traces) + list(notes.note_rows(plans))
+        grounded, phrased = args.every_needle_grounded, args.phrased
+        note_rows = notes.note_rows(plans, every_needle_grounded=grounded, phrased=phrased)
+        return data.sft_rows(traces) + list(note_rows)
 
     if mark("data"):
         return 0
@@ -266,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     schedule = replace(
         replace(start, **ROLES) if args.base else start,
+        **(dict(zip(SHARES, args.shares, strict=True)) if args.shares else {}),
         steps=args.sft_steps,
         claim_weight=args.claim_weight,
         time_weight=args.time_weight,

@@ -122,6 +122,33 @@ def test_the_verifier_target_flags_set_the_sft_schedule_and_are_off_by_default(s
     assert (schedule(straight)["claim_weight"], schedule(straight)["time_weight"]) == (0.0, 0.0)
 
 
+def header(folder):
+    return json.loads((folder / "sft" / "sft.jsonl").read_text().splitlines()[0])
+
+
+def test_the_shares_flag_sets_the_batch_mix(straight, tmp_path):
+    out = resumable(straight, tmp_path)
+    flags = ["--shares", "0.1", "0.6", "0.2"]
+    assert rebuild.main(["--out", str(out), "--sft-steps", "1", *flags, *ARGS]) == 0
+    shares = ("main_share", "notes_share", "verify_share")
+    assert [header(out)["schedule"][k] for k in shares] == [0.1, 0.6, 0.2]
+    assert [header(straight)["schedule"][k] for k in shares] == [
+        getattr(train.SFTSchedule, k) for k in shares
+    ]
+    assert header(out)["rows"] == header(straight)["rows"]
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--every-needle-grounded"], ["--phrased", "4"]],
+    ids=["a grounding row for every needle", "four everyday questions per plan"],
+)
+def test_the_note_row_flags_add_rows(straight, tmp_path, flags):
+    out = resumable(straight, tmp_path)
+    assert rebuild.main(["--out", str(out), "--sft-steps", "1", *flags, *ARGS]) == 0
+    assert header(out)["rows"] > header(straight)["rows"]
+
+
 @dataclass(frozen=True)
 class WithTimes(WithClaims):
     time_weight: float = 1.0  # and the frame-time target (training.nano.frame_times)
