@@ -142,7 +142,10 @@ def after_notes(intent: Intent, mode: str, options: Sequence[str], spans: Spans)
         lines, ((c, s), (a, b)) = picked
         if intent.ask == "colour":
             fact = f"So {restated_key(s)} {c}."
-            scanned, answer = _finish(mode, options, c, c)
+            # in words, the fact's own last words: the nano's tokenizer spells an answer's
+            # first word apart from the same word after a space ("b" "lue" for " blue"), so a
+            # bare "blue" would be a spelling to learn, where "the circle is blue" is a copy
+            scanned, answer = _finish(mode, options, c, f"{restated_key(s)} {c}")
         elif intent.ask == "shape":
             fact = f"Seen: {c} {s}."
             scanned, answer = _finish(mode, options, s, f"the {c} {s}")

@@ -87,3 +87,22 @@ def test_the_shipped_checkpoint_records_the_regime_it_was_trained_for():
     assert {4, 8, 16} <= set(regime.overview_frames) and regime.default_overview_frames == 4
     assert (regime.frame_width, regime.frame_height, regime.crop_max_frames) == (128, 96, 12)
     assert regime.max_new_tokens <= 512 and regime.summary_max_tokens <= 64
+
+
+def test_a_colour_asked_in_words_is_answered_with_the_reasonings_own_last_words():
+    """The tokenizer spells an answer's first word apart from the same word after a space
+    ("b" "lue" against " blue"): the oracle's colour in words is "the circle is blue", whose
+    colour token is the very token its reasoning ends on, so the answer is a copy."""
+    from transformers import AutoTokenizer
+
+    from agents.synthetic import QAItem
+    from training.nano.oracle import reasoning
+
+    item = QAItem("s1-needle_1-oe-colour", "open_ended", "What colour is the circle?", (), "", {})
+    lines, answer = reasoning(item, {("blue", "circle"): (93.0, 99.0)}, chat=True)
+    assert (lines.split("\n")[-1], answer) == ("So the circle is blue.", "the circle is blue")
+    tokenizer = AutoTokenizer.from_pretrained(NANO_DIR)
+    fact = tokenizer.tokenize(lines.split("\n")[-1])
+    said = tokenizer.tokenize(f"<answer>{answer}</answer>")
+    assert said[-2] == fact[-2] == "Ġblue", (fact, said)
+    assert tokenizer.tokenize("<answer>blue</answer>")[1] != "Ġblue"  # why it is not "blue"
