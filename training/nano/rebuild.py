@@ -28,7 +28,6 @@ evaluation is a benchmark: ``python bench/nano_eval.py``.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import logging
@@ -45,7 +44,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from agents import benchmark
 from serving.regime import Regime, write_regime
-from training.nano import data, extend, model, notes, resume, train
+from training.nano import data, extend, model, notes, rebuild_args, resume, train
 
 log = logging.getLogger(__name__)
 
@@ -179,82 +178,7 @@ def ship(checkpoint: Path, target: Path = SHIPPED) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True, help="Build folder (resumable).")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--videos", type=int, default=1200, help="Train videos to generate.")
-    parser.add_argument(
-        "--note-seeds",
-        type=int,
-        default=20000,
-        help="Train-split plans (after the videos' seeds) that give note-to-answer rows.",
-    )
-    parser.add_argument(
-        "--base",
-        type=Path,
-        default=None,
-        help="A trained nano to start from (its tokenizer, extended by the whole tokens it "
-        "lacks, and its weights): the roles stage (ROLES) in place of a tokenizer, the "
-        "warm-ups and SFT from scratch.",
-    )
-    parser.add_argument("--sft-steps", type=int, default=train.SFTSchedule.steps)
-    parser.add_argument(
-        "--warmup-steps",
-        type=int,
-        nargs=2,
-        metavar=("COPY", "VISION"),
-        default=(train.SFTSchedule.copy_warmup_steps, train.SFTSchedule.vision_warmup_steps),
-        help="Steps of the copy and the vision warm-up before SFT (training.nano.warmup).",
-    )
-    parser.add_argument(
-        "--grpo-steps",
-        type=int,
-        default=50,
-        help="Steps of each GRPO arm (0: none; the SFT checkpoint is the result).",
-    )
-    parser.add_argument(
-        "--claim-weight",
-        type=float,
-        default=train.SFTSchedule.claim_weight,
-        help="Weight of the verifier's claim target in SFT (training.nano.claims; 0: none).",
-    )
-    parser.add_argument(
-        "--time-weight",
-        type=float,
-        default=train.SFTSchedule.time_weight,
-        help="Weight of the verifier rows' frame-time target (training.nano.frame_times; 0: none).",
-    )
-    parser.add_argument(
-        "--shares",
-        type=float,
-        nargs=3,
-        metavar=("MAIN", "NOTES", "VERIFY"),
-        default=None,
-        help="Shares of main-agent, note-to-answer and verifier batches (the rest: "
-        "sub-agent); default: the recipe's (ROLES with --base).",
-    )
-    parser.add_argument(
-        "--phrased",
-        type=int,
-        default=notes.PHRASED,
-        help="Questions in everyday wording per plan's video (training.nano.phrasing).",
-    )
-    parser.add_argument(
-        "--every-needle-grounded",
-        action="store_true",
-        help="Note rows ask a grounding question about every needle, not only the "
-        "benchmark's one (training.nano.notes.note_rows).",
-    )
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--save-every", type=int, default=0, help="SFT step-N/ checkpoints.")
-    parser.add_argument(
-        "--resume-every",
-        type=int,
-        default=train.SFTSchedule.resume_every,
-        help="Steps between SFT's resume points (a killed SFT goes on from the last one).",
-    )
-    parser.add_argument("--stop-after", choices=("data", "init", "sft", "grpo"), default=None)
-    parser.add_argument("--ship", action="store_true", help=f"Copy the result to {SHIPPED}.")
+    parser = rebuild_args.parser(__doc__.splitlines()[0], SHIPPED)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     for noisy in ("httpx", "langgraph"):

@@ -1,0 +1,89 @@
+"""The command line of ``training.nano.rebuild``: what each flag sets, and its default."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from training.nano import notes, train
+
+
+def parser(description: str, shipped: Path) -> argparse.ArgumentParser:
+    """The rebuild's flags; ``--ship`` copies the result to `shipped`."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--out", type=Path, required=True, help="Build folder (resumable).")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--videos", type=int, default=1200, help="Train videos to generate.")
+    parser.add_argument(
+        "--note-seeds",
+        type=int,
+        default=20000,
+        help="Train-split plans (after the videos' seeds) that give note-to-answer rows.",
+    )
+    parser.add_argument(
+        "--base",
+        type=Path,
+        default=None,
+        help="A trained nano to start from (its tokenizer, extended by the whole tokens it "
+        "lacks, and its weights): the roles stage (ROLES) in place of a tokenizer, the "
+        "warm-ups and SFT from scratch.",
+    )
+    parser.add_argument("--sft-steps", type=int, default=train.SFTSchedule.steps)
+    parser.add_argument(
+        "--warmup-steps",
+        type=int,
+        nargs=2,
+        metavar=("COPY", "VISION"),
+        default=(train.SFTSchedule.copy_warmup_steps, train.SFTSchedule.vision_warmup_steps),
+        help="Steps of the copy and the vision warm-up before SFT (training.nano.warmup).",
+    )
+    parser.add_argument(
+        "--grpo-steps",
+        type=int,
+        default=50,
+        help="Steps of each GRPO arm (0: none; the SFT checkpoint is the result).",
+    )
+    parser.add_argument(
+        "--claim-weight",
+        type=float,
+        default=train.SFTSchedule.claim_weight,
+        help="Weight of the verifier's claim target in SFT (training.nano.claims; 0: none).",
+    )
+    parser.add_argument(
+        "--time-weight",
+        type=float,
+        default=train.SFTSchedule.time_weight,
+        help="Weight of the verifier rows' frame-time target (training.nano.frame_times; 0: none).",
+    )
+    parser.add_argument(
+        "--shares",
+        type=float,
+        nargs=3,
+        metavar=("MAIN", "NOTES", "VERIFY"),
+        default=None,
+        help="Shares of main-agent, note-to-answer and verifier batches (the rest: "
+        "sub-agent); default: the recipe's (ROLES with --base).",
+    )
+    parser.add_argument(
+        "--phrased",
+        type=int,
+        default=notes.PHRASED,
+        help="Questions in everyday wording per plan's video (training.nano.phrasing).",
+    )
+    parser.add_argument(
+        "--every-needle-grounded",
+        action="store_true",
+        help="Note rows ask a grounding question about every needle, not only the "
+        "benchmark's one (training.nano.notes.note_rows).",
+    )
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--save-every", type=int, default=0, help="SFT step-N/ checkpoints.")
+    parser.add_argument(
+        "--resume-every",
+        type=int,
+        default=train.SFTSchedule.resume_every,
+        help="Steps between SFT's resume points (a killed SFT goes on from the last one).",
+    )
+    parser.add_argument("--stop-after", choices=("data", "init", "sft", "grpo"), default=None)
+    parser.add_argument("--ship", action="store_true", help=f"Copy the result to {shipped}.")
+    return parser
