@@ -143,8 +143,8 @@ def after_notes(intent: Intent, mode: str, options: Sequence[str], spans: Spans)
         if intent.ask == "colour":
             fact = f"So {restated_key(s)} {c}."
             # in words, the fact's own last words: the nano's tokenizer spells an answer's
-            # first word apart from the same word after a space ("b" "lue" for " blue"), so a
-            # bare "blue" would be a spelling to learn, where "the circle is blue" is a copy
+            # first word apart from the same word after a space ("b" "lue" for " blue"), so no
+            # answer in words starts with a colour or a shape; "the circle is blue" is a copy
             scanned, answer = _finish(mode, options, c, f"{restated_key(s)} {c}")
         elif intent.ask == "shape":
             fact = f"Seen: {c} {s}."
@@ -176,8 +176,10 @@ def after_notes(intent: Intent, mode: str, options: Sequence[str], spans: Spans)
     if intent.ask == "describe":
         scanned, answer = _finish(mode, options, sequence(spans), seen[6:-1])
         return "\n".join(x for x in (seen, scanned) if x), answer
-    if intent.ask == "colour":  # every needle's colour
-        return seen, ", then ".join(c for c, _ in needles)
+    if intent.ask == "colour":  # every needle's colour, led by words as the named one is
+        if len(needles) == 1:
+            return seen, f"{restated_key(needles[0][1])} {needles[0][0]}"
+        return seen, "the colours are " + ", then ".join(c for c, _ in needles)
     if intent.ask == "shape":  # every needle
         one = len(needles) == 1
         return seen, (f"the {needles[0][0]} {needles[0][1]}" if one else sequence(spans))

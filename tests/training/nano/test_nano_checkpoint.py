@@ -89,20 +89,28 @@ def test_the_shipped_checkpoint_records_the_regime_it_was_trained_for():
     assert regime.max_new_tokens <= 512 and regime.summary_max_tokens <= 64
 
 
-def test_a_colour_asked_in_words_is_answered_with_the_reasonings_own_last_words():
+def test_no_answer_in_words_starts_with_a_colour_or_a_shape():
     """The tokenizer spells an answer's first word apart from the same word after a space
-    ("b" "lue" against " blue"): the oracle's colour in words is "the circle is blue", whose
-    colour token is the very token its reasoning ends on, so the answer is a copy."""
+    ("b" "lue" against the reasoning's " blue"), so an answer that starts with a colour or a
+    shape is a spelling to learn, not a copy. The oracle's answers in words start with words
+    that lead them ("the circle is blue", "the colours are red, then green")."""
+    import re
+
     from transformers import AutoTokenizer
 
-    from agents.synthetic import QAItem
-    from training.nano.oracle import reasoning
+    from agents import benchmark
+    from training.nano import notes
 
-    item = QAItem("s1-needle_1-oe-colour", "open_ended", "What colour is the circle?", (), "", {})
-    lines, answer = reasoning(item, {("blue", "circle"): (93.0, 99.0)}, chat=True)
-    assert (lines.split("\n")[-1], answer) == ("So the circle is blue.", "the circle is blue")
     tokenizer = AutoTokenizer.from_pretrained(NANO_DIR)
-    fact = tokenizer.tokenize(lines.split("\n")[-1])
-    said = tokenizer.tokenize(f"<answer>{answer}</answer>")
-    assert said[-2] == fact[-2] == "Ġblue", (fact, said)
-    assert tokenizer.tokenize("<answer>blue</answer>")[1] != "Ġblue"  # why it is not "blue"
+    assert tokenizer.tokenize("<answer>blue</answer>")[1] != "Ġblue"  # why
+    assert tokenizer.tokenize("<answer>the circle is blue</answer>")[-2] == "Ġblue"
+    leading = re.compile(rf"({'|'.join(benchmark.COLOURS + benchmark.SHAPES)})\b")
+    answers = [
+        re.search(r"<answer>(.*?)</answer>", row["messages"][-1]["content"][0]["text"], re.S)
+        for row in notes.note_rows(range(21200, 21500), phrased=4)
+    ]
+    said = [found[1] for found in answers if found]
+    colours, shapes = "|".join(benchmark.COLOURS), "|".join(benchmark.SHAPES)
+    assert any(re.fullmatch(rf"the ({shapes}) is ({colours})", a) for a in said)
+    assert any(a.startswith("the colours are ") for a in said)
+    assert [a for a in said if leading.match(a)] == []
