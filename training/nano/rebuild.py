@@ -180,6 +180,10 @@ def ship(checkpoint: Path, target: Path = SHIPPED) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = rebuild_args.parser(__doc__.splitlines()[0], SHIPPED)
     args = parser.parse_args(argv)
+    if args.shares and (min(args.shares) < 0 or sum(args.shares) > 1):
+        parser.error(
+            f"--shares {args.shares}: each share is at least 0 and they add up to at most 1"
+        )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     for noisy in ("httpx", "langgraph"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

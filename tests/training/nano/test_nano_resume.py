@@ -138,6 +138,14 @@ def test_the_shares_flag_sets_the_batch_mix(straight, tmp_path):
     assert header(out)["rows"] == header(straight)["rows"]
 
 
+@pytest.mark.parametrize("shares", [["0.5", "0.4", "0.2"], ["-0.1", "0.6", "0.2"]])
+def test_shares_that_cannot_be_a_mix_are_refused_before_anything_runs(tmp_path, capsys, shares):
+    with pytest.raises(SystemExit) as exited:
+        rebuild.main(["--out", str(tmp_path / "out"), "--shares", *shares, *ARGS])
+    assert exited.value.code == 2 and "add up to at most 1" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(
     "flags",
     [["--every-needle-grounded"], ["--phrased", "4"]],
