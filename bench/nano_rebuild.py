@@ -44,14 +44,15 @@ def time_log(text: str) -> dict:
     }
 
 
-def sft_record(log_path: Path) -> tuple[dict, dict]:
-    """(warm-up, SFT) figures from ``sft.jsonl``: its schedule line, warm-up line, steps."""
+def sft_record(log_path: Path) -> tuple[dict | None, dict]:
+    """(warm-up, SFT) figures from ``sft.jsonl``: its schedule line, warm-up line, steps.
+    A roles stage (``--base``) has no warm-up: None."""
     lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.strip()]
     schedule = lines[0]["schedule"]
     warm = lines[1]["warm_up"]
     steps = [line for line in lines if "step" in line]
     last = steps[-1]
-    warm_up = {
+    warm_up = warm and {
         "copy_steps": schedule["copy_warmup_steps"],
         "copy_loss_first_last": [warm["copy_loss"][0], warm["copy_loss"][-1]],
         "copy_seconds": warm["copy_s"],
@@ -65,6 +66,8 @@ def sft_record(log_path: Path) -> tuple[dict, dict]:
         "seconds_in_loop": last["elapsed_s"],
         "seconds_per_step": round(last["elapsed_s"] / last["step"], 3),
         "final_losses": losses | {"frame_target_accuracy": last.get("aux_acc")},
+        "rows": lines[0]["rows"],
+        "schedule": schedule,
     }
     return warm_up, sft
 
@@ -104,19 +107,24 @@ def parameters(folder: Path) -> int:
 def record(out: Path, time_report: str, command: str) -> dict:
     """The whole record of the rebuild in `out`."""
     warm_up, sft = sft_record(out / "sft" / "sft.jsonl")
-    shipped = out / STAGE_WEIGHTS["para_grpo"]
+    stages = {
+        s: out / f for s, f in STAGE_WEIGHTS.items() if (out / f / "model.safetensors").exists()
+    }
+    result = list(stages.values())[-1]  # PARA-GRPO's arm; SFT's with --grpo-steps 0
     return {
         "command": command,
         "seconds_at_end_of": json.loads((out / "timings.json").read_text()),
         "warm_up": warm_up,
         "sft": sft,
-        "grpo_arms": {arm: arm_record(out / arm / "grpo.jsonl") for arm in ARMS},
-        **time_log(time_report),
-        "checkpoint_bytes": weights(shipped)[1],
-        "parameters": parameters(shipped),
-        "weights_sha256_prefix": {
-            stage: weights(out / folder)[0] for stage, folder in STAGE_WEIGHTS.items()
+        "grpo_arms": {
+            arm: arm_record(out / arm / "grpo.jsonl")
+            for arm in ARMS
+            if (out / arm / "grpo.jsonl").exists()
         },
+        **time_log(time_report),
+        "checkpoint_bytes": weights(result)[1],
+        "parameters": parameters(result),
+        "weights_sha256_prefix": {stage: weights(folder)[0] for stage, folder in stages.items()},
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,23 @@ def test_the_record_reads_each_stage_from_the_build_folders_own_logs(tmp_path):
     assert report["parameters"] == 3 * 4 + 5 and report["checkpoint_bytes"] == len(shipped)
     assert report["weights_sha256_prefix"]["para_grpo"] == hashlib.sha256(shipped).hexdigest()[:12]
     assert len(set(report["weights_sha256_prefix"].values())) == 3
+
+
+def test_a_roles_stage_is_recorded_without_warm_ups_or_arms(tmp_path):
+    """``--base ... --grpo-steps 0``: no warm-up line, no GRPO arms; the result is SFT's."""
+    rebuild = load_bench("nano_rebuild")
+    out = build_folder(tmp_path / "build")
+    for arm in ("grpo", "para_grpo"):
+        shutil.rmtree(out / arm)
+    log = out / "sft" / "sft.jsonl"
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join([lines[0], json.dumps({"warm_up": None}), *lines[2:]]) + "\n")
+    report = rebuild.record(out, TIME_REPORT, "the command")
+    sft = (out / "sft" / "model.safetensors").read_bytes()
+    assert report["warm_up"] is None and report["grpo_arms"] == {}
+    assert report["weights_sha256_prefix"] == {"sft": hashlib.sha256(sft).hexdigest()[:12]}
+    assert report["checkpoint_bytes"] == len(sft)
+    assert report["sft"]["rows"] == 10 and report["sft"]["schedule"]["copy_warmup_steps"] == 300
 
 
 def test_a_report_that_is_not_from_time_v_is_refused():
