@@ -55,7 +55,7 @@ def extend(base: str | Path, out: str | Path, tokens: Sequence[str] = nano_model
         "extended %s by %d whole tokens (%s): vocab %d -> %d",
         base,
         len(new),
-        new,
+        ", ".join(map(repr, new[:4])) + (", ..." if len(new) > 4 else ""),
         old_size,
         len(tokenizer),
     )

@@ -42,6 +42,11 @@ LOOKUP_KEYS = tuple(f" {oracle.restated_key(shape)}" for shape in benchmark.SHAP
 )
 #: The verify gate's three words, each one token: the verifier answers in one step.
 VERDICTS = ("SUPPORTED", "UNSUPPORTED", "UNCERTAIN")
+#: Every whole second after a space, one token (``rebuild --spaced-seconds``). With the
+#: second alone a token, "from 94 to 99" is "from", " ", "94", " to", " ", "99": the token
+#: before each number is the same space, so a copy keyed on it may take either number (the
+#: main agent answered a span's end as its start). As " 94" the key is "from" or " to".
+SPACED_SECONDS = tuple(f" {s}" for s in WHOLE_SECONDS)
 #: The weights' initial standard deviation (text and vision), about 1 / sqrt(width).
 INIT_STD = 0.08
 #: The pixel budget of one frame: exactly the benchmark's 128x96 frames.

@@ -184,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(
             f"--shares {args.shares}: each share is at least 0 and they add up to at most 1"
         )
+    if args.spaced_seconds and not args.base:
+        parser.error("--spaced-seconds extends a trained nano's tokenizer: give it --base")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     for noisy in ("httpx", "langgraph"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
@@ -207,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     if mark("data"):
         return 0
     if args.base:
-        init = extend.extend(args.base, args.out / "init")
+        tokens = model.VERDICTS + (model.SPACED_SECONDS if args.spaced_seconds else ())
+        init = extend.extend(args.base, args.out / "init", tokens)
     else:
         init = build_init(args.out, rows, args.seed)
     if mark("init"):

@@ -76,6 +76,12 @@ def parser(description: str, shipped: Path) -> argparse.ArgumentParser:
         help="Note rows ask a grounding question about every needle, not only the "
         "benchmark's one (training.nano.notes.note_rows).",
     )
+    parser.add_argument(
+        "--spaced-seconds",
+        action="store_true",
+        help="With --base: also give the base every whole second after a space as one token "
+        "(training.nano.model.SPACED_SECONDS).",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--save-every", type=int, default=0, help="SFT step-N/ checkpoints.")
     parser.add_argument(

@@ -55,3 +55,22 @@ def test_a_missing_token_becomes_one_new_id_whose_row_is_its_spelling_s_mean(bas
 def test_a_base_that_spells_every_token_whole_is_used_as_it_is(base, tmp_path):
     assert extend(base, tmp_path / "init", nano_model.VERDICTS) == base
     assert not (tmp_path / "init").exists()
+
+
+def test_spaced_seconds_give_each_number_of_a_span_its_own_key(base, tmp_path):
+    before = transformers.AutoTokenizer.from_pretrained(base)
+    span = "Seen: blue circle from 94 to 99 seconds."
+    pieces = before.convert_ids_to_tokens(before.encode(span, add_special_tokens=False))
+    at = [k for k, piece in enumerate(pieces) if piece in ("94", "99")]
+    assert [pieces[k - 1] for k in at] == ["Ġ", "Ġ"]  # the same key before both numbers
+
+    out = extend(base, tmp_path / "init", nano_model.VERDICTS + nano_model.SPACED_SECONDS)
+
+    after = transformers.AutoTokenizer.from_pretrained(out)
+    ids = after.encode(span, add_special_tokens=False)
+    pieces = after.convert_ids_to_tokens(ids)
+    assert " 94" in pieces and " 99" in pieces
+    assert pieces[pieces.index(" 94") - 1] != pieces[pieces.index(" 99") - 1]
+    assert after.decode(ids) == span
+    for text in ('{"start_time": 30, "end_time": 600}', "at 37.5 s, 1000 frames"):
+        assert after.decode(after.encode(text, add_special_tokens=False)) == text

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 import torch
+from transformers import AutoTokenizer
 
 from training.nano import rebuild, resume, train
 
@@ -155,6 +156,26 @@ def test_the_note_row_flags_add_rows(straight, tmp_path, flags):
     out = resumable(straight, tmp_path)
     assert rebuild.main(["--out", str(out), "--sft-steps", "1", *flags, *ARGS]) == 0
     assert header(out)["rows"] > header(straight)["rows"]
+
+
+def test_the_spaced_seconds_flag_gives_the_base_whole_spaced_seconds(straight, tmp_path):
+    shutil.copytree(straight / "data", tmp_path / "data")
+    base = ["--base", str(straight / "sft"), *ARGS, "--stop-after", "init"]
+    assert rebuild.main(["--out", str(tmp_path), "--spaced-seconds", *base]) == 0
+    tokenizer = AutoTokenizer.from_pretrained(tmp_path / "init")
+    pieces = tokenizer.tokenize("from 94 to 99")
+    assert " 94" in pieces and " 99" in pieces
+    plain = tmp_path / "plain"
+    shutil.copytree(straight / "data", plain / "data")
+    assert rebuild.main(["--out", str(plain), *base]) == 0
+    assert not (plain / "init").exists()  # the base already spells every verdict whole
+
+
+def test_spaced_seconds_without_a_base_is_refused_before_anything_runs(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exited:
+        rebuild.main(["--out", str(tmp_path / "out"), "--spaced-seconds", *ARGS])
+    assert exited.value.code == 2 and "give it --base" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
 
 
 @dataclass(frozen=True)
