@@ -28,12 +28,19 @@ def missing_tokens(tokenizer, tokens: Sequence[str]) -> list[str]:
 
 def extend(base: str | Path, out: str | Path, tokens: Sequence[str] = nano_model.VERDICTS) -> Path:
     """`base` with `tokens` as whole tokens, written into `out`; `base` itself when its
-    tokenizer already spells each of them as one token."""
+    tokenizer already spells each of them as one token. An `out` written before is reused
+    if it spells them all, and refused (ValueError) if not."""
     import torch
     from transformers import AddedToken, AutoTokenizer, Qwen3VLForConditionalGeneration
 
     base, out = Path(base), Path(out)
     if (out / "model.safetensors").exists():
+        lacking = missing_tokens(AutoTokenizer.from_pretrained(out), tokens)
+        if lacking:
+            raise ValueError(
+                f"{out} was extended by other tokens and lacks {len(lacking)} of these "
+                f"(first {lacking[0]!r}): remove it to extend {base} again"
+            )
         return out
     tokenizer = AutoTokenizer.from_pretrained(base)
     new = missing_tokens(tokenizer, tokens)

@@ -8,7 +8,8 @@ Steps (each skipped when its output is already in OUT, so a killed rebuild resum
 1. ``data/``: train-split needle videos in three noise tiers and the oracle's graph traces
    (``data/traces.jsonl``, the graph's trace format), with and without tools;
 2. ``init/``: the tokenizer trained on the rows' text and the untrained Qwen3-VL; with
-   ``--base``, the base with the whole tokens its tokenizer lacks (``training.nano.extend``);
+   ``--base``, the base with the whole tokens its tokenizer lacks (``training.nano.extend``:
+   the verdicts, and with ``--spaced-seconds`` every whole second after a space);
 3. ``sft/``: SFT on the oracle rows and on note-to-answer rows made from train-split plans
    (``training.nano.notes``), with the noise curriculum (``training.nano.train``); a killed
    SFT goes on from its last resume point (``training.nano.resume``), not from step 0;
@@ -210,7 +211,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.base:
         tokens = model.VERDICTS + (model.SPACED_SECONDS if args.spaced_seconds else ())
-        init = extend.extend(args.base, args.out / "init", tokens)
+        try:
+            init = extend.extend(args.base, args.out / "init", tokens)
+        except ValueError as error:
+            parser.exit(2, f"rebuild: {error}\n")
     else:
         init = build_init(args.out, rows, args.seed)
     if mark("init"):

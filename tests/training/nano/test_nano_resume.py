@@ -171,6 +171,28 @@ def test_the_spaced_seconds_flag_gives_the_base_whole_spaced_seconds(straight, t
     assert not (plain / "init").exists()  # the base already spells every verdict whole
 
 
+def test_an_init_without_the_spaced_seconds_is_refused_not_reused(straight, tmp_path, capsys):
+    shutil.copytree(straight / "data", tmp_path / "data")
+    (tmp_path / "init").mkdir()
+    for name in ("model.safetensors", "tokenizer.json", "tokenizer_config.json", "config.json"):
+        shutil.copy(straight / "sft" / name, tmp_path / "init" / name)
+    with pytest.raises(SystemExit) as exited:
+        rebuild.main(
+            [
+                "--out",
+                str(tmp_path),
+                "--spaced-seconds",
+                "--base",
+                str(straight / "sft"),
+                *ARGS,
+                "--stop-after",
+                "init",
+            ]
+        )
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and "lacks 601 of these" in err and "remove it" in err
+
+
 def test_spaced_seconds_without_a_base_is_refused_before_anything_runs(tmp_path, capsys):
     with pytest.raises(SystemExit) as exited:
         rebuild.main(["--out", str(tmp_path / "out"), "--spaced-seconds", *ARGS])
