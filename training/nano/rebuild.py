@@ -187,6 +187,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.spaced_seconds and not args.base:
         parser.error("--spaced-seconds extends a trained nano's tokenizer: give it --base")
+    if args.sub_agent_base_spelling and not args.spaced_seconds:
+        parser.error(
+            "--sub-agent-base-spelling respells the spaced seconds: give it --spaced-seconds"
+        )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     for noisy in ("httpx", "langgraph"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
@@ -230,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         steps=args.sft_steps,
         claim_weight=args.claim_weight,
         time_weight=args.time_weight,
+        sub_agent_base_spelling=args.sub_agent_base_spelling,
         seed=args.seed,
         threads=args.threads,
         save_every=args.save_every,

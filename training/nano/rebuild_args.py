@@ -82,6 +82,13 @@ def parser(description: str, shipped: Path) -> argparse.ArgumentParser:
         help="With --base: also give the base every whole second after a space as one token "
         "(training.nano.model.SPACED_SECONDS).",
     )
+    parser.add_argument(
+        "--sub-agent-base-spelling",
+        action="store_true",
+        help="With --spaced-seconds: the sub-agent's own notes keep the base's spelling of a "
+        "spaced second (a space, then the number) while every prompt reads the new one "
+        "(training.nano.spelling).",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--save-every", type=int, default=0, help="SFT step-N/ checkpoints.")
     parser.add_argument(

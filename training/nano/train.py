@@ -21,7 +21,8 @@ after the two warm-ups of ``training.nano.warmup`` (copy circuits, then frame fe
 - **Curriculum.** The noise tiers unlock at the fractions ``unlock`` of the steps.
 
 Rows are collated by ``training.collate.FramesCollator``, the path TRL's SFT uses, so ids
-match serving.
+match serving; with ``sub_agent_base_spelling`` the sub-agent's targets keep the base's
+spelling of a spaced second (``training.nano.spelling``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from training.nano.frame_times import FrameTimes
 from training.nano.groups import ClaimCheck, backward_in_groups
 from training.nano.loss import content_mask, frame_head, linear_patch_embed
 from training.nano.sampler import AGENTS, Sampler
+from training.nano.spelling import SubAgentSpelling
 
 log = logging.getLogger(__name__)
 #: What `save_checkpoint` writes itself, and the training log of the checkpoint it starts
@@ -74,6 +76,7 @@ class SFTSchedule:
     aux_weight: float = 0.5  # weight of the per-frame colour and shape target
     claim_weight: float = 0.0  # weight of the verifier's claim target (0: none)
     time_weight: float = 0.0  # weight of the verifier rows' frame-time target (0: none)
+    sub_agent_base_spelling: bool = False  # training.nano.spelling (needs spaced seconds)
     copy_warmup_steps: int = 300  # training.nano.warmup: copy rows, before any SFT batch
     copy_warmup_rows: int = 32
     vision_warmup_steps: int = 600  # ... then single frames for the vision tower
@@ -132,7 +135,9 @@ def train_sft(
     linear_patch_embed(model)
     head = frame_head(model)
     content = content_mask(tokenizer)
-    collate = FramesCollator(tokenizer, processor)
+    collate = (SubAgentSpelling if schedule.sub_agent_base_spelling else FramesCollator)(
+        tokenizer, processor
+    )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     identity = resume.fingerprint(schedule, len(rows))

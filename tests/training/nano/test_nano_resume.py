@@ -193,6 +193,21 @@ def test_an_init_without_the_spaced_seconds_is_refused_not_reused(straight, tmp_
     assert exited.value.code == 2 and "lacks 601 of these" in err and "remove it" in err
 
 
+def test_the_sub_agent_spelling_flag_trains_on_the_respelt_rows(straight, tmp_path):
+    shutil.copytree(straight / "data", tmp_path / "data")
+    flags = ["--spaced-seconds", "--sub-agent-base-spelling", "--base", str(straight / "sft")]
+    assert rebuild.main(["--out", str(tmp_path), "--sft-steps", "1", *flags, *ARGS]) == 0
+    assert header(tmp_path)["schedule"]["sub_agent_base_spelling"] is True
+    assert header(straight)["schedule"]["sub_agent_base_spelling"] is False
+
+
+def test_the_sub_agent_spelling_without_spaced_seconds_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exited:
+        rebuild.main(["--out", str(tmp_path / "out"), "--sub-agent-base-spelling", *ARGS])
+    assert exited.value.code == 2 and "give it --spaced-seconds" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 def test_spaced_seconds_without_a_base_is_refused_before_anything_runs(tmp_path, capsys):
     with pytest.raises(SystemExit) as exited:
         rebuild.main(["--out", str(tmp_path / "out"), "--spaced-seconds", *ARGS])
