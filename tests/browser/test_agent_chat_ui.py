@@ -13,6 +13,7 @@ import re
 
 import pytest
 
+from agents.benchmark import COLOURS, SHAPES
 from tests.browser.chat_page import ChatPage
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.slow]
@@ -55,6 +56,11 @@ def check_answered(chat: ChatPage, turn: str) -> dict:
     return answer
 
 
+def named(text: str, names: tuple[str, ...]) -> set[str]:
+    """Which of `names` the text says, as whole words."""
+    return set(re.findall(r"[a-z]+", text.lower())) & set(names)
+
+
 def test_chat_ui_shows_tool_calls_notes_and_answers_a_follow_up(stack, browser_page, artifacts):
     chat = ChatPage(browser_page, stack, artifacts)
     chat.open("paravt")
@@ -86,6 +92,10 @@ def test_chat_ui_shows_tool_calls_notes_and_answers_a_follow_up(stack, browser_p
     )
     assert all(notes[c["id"]]["text"] for c in calls), chat.explain("a tool result is empty")
     answer = check_answered(chat, "first question")
+    assert named(answer["text"], COLOURS) == {"blue"}, chat.explain(
+        f"first question: the answer {answer['text']!r} should name the circle's colour, "
+        "blue, and no other colour (the demo's circle is blue; no options were given)"
+    )
     thread = chat.thread_id
 
     chat.hide_tool_calls(True)
@@ -107,4 +117,7 @@ def test_chat_ui_shows_tool_calls_notes_and_answers_a_follow_up(stack, browser_p
     assert humans == [QUESTION, FOLLOW_UP], chat.explain(
         "the thread should show the two questions, in order"
     )
-    check_answered(chat, "follow-up")
+    follow_up = check_answered(chat, "follow-up")
+    assert "circle" in named(follow_up["text"], SHAPES), chat.explain(
+        f"follow-up: the answer {follow_up['text']!r} should name the shape, a circle"
+    )

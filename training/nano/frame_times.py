@@ -44,6 +44,9 @@ class FrameTimes:
             raise ValueError(f"the tokenizer lacks whole-second tokens, e.g. {missing[:3]}")
         self.ids = torch.tensor([vocab[str(s)] for s in SECONDS])
         self.second = {int(token): s for s, token in zip(SECONDS, self.ids.tolist(), strict=True)}
+        #: A second as a note writes it: the number alone, or " 94" where the tokenizer holds
+        #: it whole after a space (``rebuild --spaced-seconds``).
+        self.written = self.second | {vocab[f" {s}"]: s for s in SECONDS if f" {s}" in vocab}
         self.opens = {
             t
             for name, t in vocab.items()
@@ -86,7 +89,7 @@ class NoteLookups:
             previous = position
         targets = []
         for position in self.notes.note_positions(ids):
-            second = self.times.second.get(ids[position])
+            second = self.times.written.get(ids[position])
             if second in seconds and len(shown) == len(seconds):
                 colour, shape = shown[seconds.index(second)]
                 targets.append((position, colour * (len(benchmark.SHAPES) + 1) + shape))

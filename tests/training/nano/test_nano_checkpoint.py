@@ -23,7 +23,10 @@ def test_the_shipped_checkpoint_is_a_few_million_parameter_qwen3_vl():
     model = AutoModelForImageTextToText.from_pretrained(NANO_DIR)
     assert 1_000_000 < sum(p.numel() for p in model.parameters()) < 5_000_000
     tokenizer = AutoTokenizer.from_pretrained(NANO_DIR)
-    assert tokenizer.tokenize("crop 270")[-1] == "270"
+    # a whole second is one token to copy, after a space as in a frame's time
+    # (the roles stage's --spaced-seconds)
+    assert tokenizer.tokenize("crop 270")[-1] == " 270"
+    assert "270" in tokenizer.tokenize("<270.0 seconds>")
 
 
 def test_option_openers_are_single_weighted_tokens_of_the_shipped_tokenizer():

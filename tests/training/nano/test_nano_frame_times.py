@@ -163,3 +163,17 @@ def test_groups_give_the_lookup_target_of_the_claim_layer_s_output(nano):  # noq
     scored = in_groups(model, collate, rows, check, 1)
     assert scored.lookup == pytest.approx(by_hand, rel=1e-4)
     assert reader.weight.grad is not None and reader.weight.grad.norm() > 0
+
+
+def test_a_note_s_times_are_read_as_seconds_with_or_without_spaced_seconds(nano):  # noqa: F811
+    from transformers import AutoTokenizer
+
+    from serving.checkpoints import NANO_DIR
+
+    _, collate, _ = nano
+    end = "<|vision_end|>"
+    for folder in (NANO_DIR, NANO_DIR.with_name("paravt-nano-base")):
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        times = FrameTimes(tokenizer, collate.image_token_id, tokenizer.convert_tokens_to_ids(end))
+        ids = tokenizer.encode("Seen: blue circle from 94 to 99 seconds.", add_special_tokens=False)
+        assert [times.written[i] for i in ids if i in times.written] == [94, 99], folder
