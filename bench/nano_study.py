@@ -47,6 +47,8 @@ BASES = {
     "shared_vote5": "shared",
 }
 TOOL_USING = ("isolated", "shared", "verified", "verified_length", "shared_vote5")
+#: The label of the table without note noise (the noisy one is "note noise 0.3").
+CLEAN = "no note noise"
 
 
 def rows(study_dir: Path) -> dict[str, dict]:
@@ -73,6 +75,11 @@ def rows(study_dir: Path) -> dict[str, dict]:
     return out
 
 
+def style(label: str) -> tuple[str, str]:
+    """The marker and colour of a table's points: circles without note noise, triangles with."""
+    return ("o", "tab:blue") if label == CLEAN else ("^", "tab:red")
+
+
 def plot(tables: dict[str, dict], path: Path) -> Path:
     """Score against tokens per sample, each configuration without noise and with it."""
     import matplotlib
@@ -81,9 +88,8 @@ def plot(tables: dict[str, dict], path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 5))
-    styles = {"clean": ("o", "tab:blue"), "noisy": ("^", "tab:red")}
     for label, table in tables.items():
-        marker, colour = styles["noisy" if "noise" in label else "clean"]
+        marker, colour = style(label)
         for name, row in table.items():
             ax.scatter(row["tokens_per_sample"], row["score"], marker=marker, color=colour)
             ax.annotate(
@@ -130,7 +136,7 @@ async def main_async(args) -> dict:
                     concurrency=args.concurrency,
                     resamples=2000,
                 )
-                label = f"note noise {noise:g}" if noise else "no note noise"
+                label = f"note noise {noise:g}" if noise else CLEAN
                 tables[label] = rows(report.parent)
     return {
         "model": str(args.model),
