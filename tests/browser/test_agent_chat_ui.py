@@ -3,7 +3,8 @@
 A user names the demo video in the chat box and asks about it; the page must show the main
 agent's crop_video calls as tool-call cards (not `<tool_call>` text), each sub-agent's note as
 the tool result of its call, and then a plain-words answer; "Hide Tool Calls" must hide the
-cards; a follow-up on the same thread is answered too. Screenshots go to
+cards; a follow-up on the same thread is answered too, and a third question about when.
+Each answer must be right: blue, the circle, the circle's span. Screenshots go to
 build/browser-artifacts/.
 """
 
@@ -14,12 +15,15 @@ import re
 import pytest
 
 from agents.benchmark import COLOURS, SHAPES
+from agents.scoring.intervals import iou, parse_interval
+from agents.synthetic import read_manifest
 from tests.browser.chat_page import ChatPage
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.slow]
 
 QUESTION = "assets/demo/needle.mp4 What colour is the circle that appears in the video?"
 FOLLOW_UP = "What shape appears in the video?"
+WHEN = "When does the blue circle appear?"
 PROTOCOL_TAG = re.compile(r"</?(tool_call|tool_response|answer|think)>")
 
 
@@ -120,4 +124,14 @@ def test_chat_ui_shows_tool_calls_notes_and_answers_a_follow_up(stack, browser_p
     follow_up = check_answered(chat, "follow-up")
     assert "circle" in named(follow_up["text"], SHAPES), chat.explain(
         f"follow-up: the answer {follow_up['text']!r} should name the shape, a circle"
+    )
+
+    ask(chat, WHEN, "when", humans=3)
+    chat.screenshot("agent-chat-ui-4-when")
+    when = check_answered(chat, "when")
+    (needle,) = read_manifest("assets/demo/needle.json")[0].needles
+    span = parse_interval(when["text"])
+    assert span and iou(span, (needle.start, needle.end)) >= 0.5, chat.explain(
+        f"when: the answer {when['text']!r} should give the circle's span, "
+        f"{needle.start:g} to {needle.end:g} seconds (IoU at least 0.5)"
     )
