@@ -193,12 +193,32 @@ def test_an_init_without_the_spaced_seconds_is_refused_not_reused(straight, tmp_
     assert exited.value.code == 2 and "lacks 601 of these" in err and "remove it" in err
 
 
-def test_the_sub_agent_spelling_flag_trains_on_the_respelt_rows(straight, tmp_path):
+def test_the_sub_agent_spelling_flag_trains_on_the_respelt_rows(straight, tmp_path, monkeypatch):
+    from training.nano import spelling
+
+    respelt = []  # (ids before, ids after) of each row the SFT step respelt
+    real = spelling.respell
+
+    def recording(encoded, pairs):
+        after = real(encoded, pairs)
+        respelt.append((encoded.input_ids, after.input_ids))
+        return after
+
+    monkeypatch.setattr(spelling, "respell", recording)
     shutil.copytree(straight / "data", tmp_path / "data")
     flags = ["--spaced-seconds", "--sub-agent-base-spelling", "--base", str(straight / "sft")]
-    assert rebuild.main(["--out", str(tmp_path), "--sft-steps", "1", *flags, *ARGS]) == 0
+    only_sub_agent = ["--shares", "0", "0", "0"]  # every batch a sub-agent batch
+    argv = ["--out", str(tmp_path), "--sft-steps", "1", *flags, *only_sub_agent, *ARGS]
+    assert rebuild.main(argv) == 0
     assert header(tmp_path)["schedule"]["sub_agent_base_spelling"] is True
-    assert header(straight)["schedule"]["sub_agent_base_spelling"] is False
+    assert respelt and any(len(after) > len(before) for before, after in respelt)
+
+    respelt.clear()
+    plain = tmp_path / "plain"
+    shutil.copytree(straight / "data", plain / "data")
+    argv = ["--out", str(plain), "--sft-steps", "1", "--spaced-seconds", "--base"]
+    assert rebuild.main([*argv, str(straight / "sft"), *only_sub_agent, *ARGS]) == 0
+    assert header(plain)["schedule"]["sub_agent_base_spelling"] is False and not respelt
 
 
 def test_the_sub_agent_spelling_without_spaced_seconds_is_refused(tmp_path, capsys):
