@@ -6,6 +6,9 @@ from pathlib import Path
 
 #: paravt-nano, a ~3M-parameter Qwen3-VL trained on the needle benchmark (Hugging Face layout).
 NANO_DIR = Path(__file__).resolve().parents[1] / "assets" / "paravt-nano"
+#: The checkpoint the shipped nano's roles stage started from (``make nano``'s first stage),
+#: kept so that stage can be rerun alone; nothing serves it by default.
+NANO_BASE_DIR = NANO_DIR.with_name("paravt-nano-base")
 REQUIRED = ("model.safetensors", "config.json")
 
 

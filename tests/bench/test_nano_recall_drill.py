@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from serving.checkpoints import NANO_BASE_DIR
 from tests.support.bench_scripts import load_bench
 
 #: The base recipe's tokenizer, which the drill's untrained init shares: a whole second
 #: after a lone space (the shipped nano's roles stage spells " 93" as one token).
-NANO = Path(__file__).resolve().parents[2] / "assets" / "paravt-nano-base"
+NANO = NANO_BASE_DIR
 
 
 def test_the_drills_doctests_pass():

@@ -11,6 +11,7 @@ build/browser-artifacts/.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.slow]
 QUESTION = "assets/demo/needle.mp4 What colour is the circle that appears in the video?"
 FOLLOW_UP = "What shape appears in the video?"
 WHEN = "When does the blue circle appear?"
+#: The demo video's truth (the question names the video as a user types it, relative).
+DEMO_MANIFEST = Path(__file__).resolve().parents[2] / "assets" / "demo" / "needle.json"
 PROTOCOL_TAG = re.compile(r"</?(tool_call|tool_response|answer|think)>")
 
 
@@ -129,7 +132,7 @@ def test_chat_ui_shows_tool_calls_notes_and_answers_a_follow_up(stack, browser_p
     ask(chat, WHEN, "when", humans=3)
     chat.screenshot("agent-chat-ui-4-when")
     when = check_answered(chat, "when")
-    (needle,) = read_manifest("assets/demo/needle.json")[0].needles
+    (needle,) = read_manifest(DEMO_MANIFEST)[0].needles
     span = parse_interval(when["text"])
     assert span and iou(span, (needle.start, needle.end)) >= 0.5, chat.explain(
         f"when: the answer {when['text']!r} should give the circle's span, "

@@ -168,11 +168,11 @@ def test_groups_give_the_lookup_target_of_the_claim_layer_s_output(nano):  # noq
 def test_a_note_s_times_are_read_as_seconds_with_or_without_spaced_seconds(nano):  # noqa: F811
     from transformers import AutoTokenizer
 
-    from serving.checkpoints import NANO_DIR
+    from serving.checkpoints import NANO_BASE_DIR, NANO_DIR
 
     _, collate, _ = nano
     end = "<|vision_end|>"
-    for folder in (NANO_DIR, NANO_DIR.with_name("paravt-nano-base")):
+    for folder in (NANO_DIR, NANO_BASE_DIR):
         tokenizer = AutoTokenizer.from_pretrained(folder)
         times = FrameTimes(tokenizer, collate.image_token_id, tokenizer.convert_tokens_to_ids(end))
         ids = tokenizer.encode("Seen: blue circle from 94 to 99 seconds.", add_special_tokens=False)
