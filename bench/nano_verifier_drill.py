@@ -5,8 +5,9 @@ frames, fact by fact?
         --json bench/nano_verifier_drill.json
 
 `OUT/data` is a rebuild's data stage (``python -m training.nano.rebuild --out OUT --base
-assets/paravt-nano --stop-after data``). The drill trains the roles stage's starting point
-(the shipped nano, its tokenizer extended: ``training.nano.extend``) on that stage's verifier
+assets/paravt-nano-base --stop-after data``). The drill trains the roles stage's starting point
+(the kept base, ``assets/paravt-nano-base``, its tokenizer extended by the verdicts and the
+spaced seconds as the roles stage extends it: ``training.nano.extend``) on that stage's verifier
 rows made on the sub-agents' windows (``training.nano.verifier_rows``) and nothing else:
 batches drawn as SFT draws verifier batches (``SFTSchedule.verify_mix``), the roles stage's
 learning rate under SFT's warm-up and cosine, SFT's loss in groups
@@ -44,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch
 
 from agents import benchmark
+from serving.checkpoints import NANO_BASE_DIR
 from training.collate import FramesCollator
 from training.nano import data, extend, frame_times
 from training.nano.claims import LAYER, ClaimTargets, claim_head, tap_layer
@@ -57,8 +59,8 @@ from training.nano.frame_times import (
 )
 from training.nano.groups import ClaimCheck, backward_in_groups
 from training.nano.loss import content_mask, linear_patch_embed
-from training.nano.model import VERDICTS
-from training.nano.rebuild import ROLES, SHIPPED
+from training.nano.model import SPACED_SECONDS, VERDICTS
+from training.nano.rebuild import ROLES
 from training.nano.sampler import Sampler, verify_kind
 from training.nano.train import SFTSchedule, learning_rate
 
@@ -179,7 +181,7 @@ def main() -> int:
     train = [r for r in rows if not held_out(r)]
     test = [r for r in rows if held_out(r)]
     test = [test[i] for i in torch.randperm(len(test))[: args.held_out_rows].tolist()]
-    init = extend.extend(SHIPPED, args.work / "init")
+    init = extend.extend(NANO_BASE_DIR, args.work / "init", VERDICTS + SPACED_SECONDS)
     tokenizer = AutoTokenizer.from_pretrained(init)
     collate = FramesCollator(tokenizer, AutoImageProcessor.from_pretrained(init))
     model = AutoModelForImageTextToText.from_pretrained(init, dtype=torch.float32)

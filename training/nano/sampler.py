@@ -27,12 +27,12 @@ def _agent(row: dict) -> str:
 def verify_kind(row: dict) -> str:
     """What a verifier row holds (:data:`VERIFY_KINDS`), from its note and its verdict."""
     verdict = row["messages"][-1]["content"][0]["text"].strip()
-    claim = row["messages"][-2]["content"][-1]["text"]
+    request = "".join(p.get("text", "") for p in row["messages"][-2]["content"])
     if verdict == "UNCERTAIN":
         return "uncheckable"
     if verdict == "UNSUPPORTED":
         return "wrong"
-    return "right_needle" if "\nNote: Seen:" in claim else "right_empty"
+    return "right_needle" if "\nNote: Seen:" in request else "right_empty"
 
 
 class Sampler:

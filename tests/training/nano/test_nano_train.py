@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from agents.verify import verify_messages
 from training.nano.loss import frame_loss, linear_patch_embed, token_weights, weighted_loss
 from training.nano.sampler import verify_kind
 from training.nano.train import Sampler, SFTSchedule, dedupe
@@ -103,9 +104,10 @@ def test_sub_agent_batches_balance_colours_and_main_batches_draw_main_rows():
 
 
 def verify_row(note: str, verdict: str) -> dict:
-    instruction = f"Check a note.\nQuestion being answered: Q?\nNote: {note}\nIs everything..."
+    """The gate's own request (its note before the frames, a label standing for them)."""
+    label = {"type": "text", "text": "<3.0 seconds>"}
     messages = [
-        {"role": "user", "content": [{"type": "text", "text": instruction}]},
+        *verify_messages(label, question="Q?", claim=note),
         {"role": "assistant", "content": [{"type": "text", "text": verdict}]},
     ]
     return {
