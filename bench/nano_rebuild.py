@@ -21,7 +21,12 @@ import statistics
 from pathlib import Path
 
 ARMS = ("grpo", "para_grpo")
-STAGE_WEIGHTS = {"sft": "sft", "grpo": "grpo/checkpoint", "para_grpo": "para_grpo/checkpoint"}
+STAGE_WEIGHTS = {
+    "sft": "sft",
+    "polish": "polish",
+    "grpo": "grpo/checkpoint",
+    "para_grpo": "para_grpo/checkpoint",
+}
 
 
 def time_log(text: str) -> dict:
@@ -116,6 +121,11 @@ def record(out: Path, time_report: str, command: str) -> dict:
         "seconds_at_end_of": json.loads((out / "timings.json").read_text()),
         "warm_up": warm_up,
         "sft": sft,
+        **(
+            {"polish": sft_record(out / "polish" / "sft.jsonl")[1]}
+            if (out / "polish" / "sft.jsonl").exists()
+            else {}
+        ),
         "grpo_arms": {
             arm: arm_record(out / arm / "grpo.jsonl")
             for arm in ARMS

@@ -78,11 +78,16 @@ def build_init(out: Path, rows: Callable[[], list[dict]], seed: int) -> Path:
 
 
 def run_sft(
-    out: Path, init: Path, rows: Callable[[], list[dict]], schedule: train.SFTSchedule
+    out: Path,
+    init: Path,
+    rows: Callable[[], list[dict]],
+    schedule: train.SFTSchedule,
+    name: str = "sft",
 ) -> Path:
-    target = out / "sft"
+    """SFT from `init` on `rows()` (deduplicated) into ``out/name``, unless it is there."""
+    target = out / name
     if not (target / "model.safetensors").exists():
-        train.train_sft(init, train.dedupe(rows()), target, schedule)
+        train.train_sft(init, rows(), target, schedule)
         write_regime(target, REGIME)
     return target
 
@@ -181,12 +186,13 @@ def ship(checkpoint: Path, target: Path = SHIPPED) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = rebuild_args.parser(__doc__.splitlines()[0], SHIPPED)
     args = parser.parse_args(argv)
-    if args.shares and (min(args.shares) < 0 or sum(args.shares) > 1):
-        parser.error(
-            f"--shares {args.shares}: each share is at least 0 and they add up to at most 1"
-        )
     if args.spaced_seconds and not args.base:
         parser.error("--spaced-seconds extends a trained nano's tokenizer: give it --base")
+    if args.polish_steps and not args.polish_shares:
+        parser.error("--polish-steps needs --polish-shares MAIN NOTES VERIFY")
+    for flag, shares in (("--shares", args.shares), ("--polish-shares", args.polish_shares)):
+        if shares and (min(shares) < 0 or sum(shares) > 1):
+            parser.error(f"{flag} {shares}: each share is at least 0 and they add up to at most 1")
     if args.sub_agent_base_spelling and not args.spaced_seconds:
         parser.error(
             "--sub-agent-base-spelling respells the spaced seconds: give it --spaced-seconds"
@@ -210,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
         grounded, phrased = args.every_needle_grounded, args.phrased
         note_rows = notes.note_rows(plans, every_needle_grounded=grounded, phrased=phrased)
         return data.sft_rows(traces) + list(note_rows)
+
+    @functools.cache
+    def distinct_rows() -> list[dict]:
+        return train.dedupe(rows())
 
     if mark("data"):
         return 0
@@ -241,11 +251,17 @@ def main(argv: list[str] | None = None) -> int:
         resume_every=args.resume_every,
     )
     try:
-        sft = run_sft(args.out, init, rows, schedule)
+        sft = run_sft(args.out, init, distinct_rows, schedule)
+        if mark("sft"):
+            return 0
+        if args.polish_steps:
+            shares = dict(zip(SHARES, args.polish_shares, strict=True))
+            polish = replace(schedule, steps=args.polish_steps, **shares)
+            sft = run_sft(args.out, sft, distinct_rows, polish, name="polish")
+            if mark("polish"):
+                return 0
     except resume.ResumeRefused as error:
         parser.exit(2, f"rebuild: {error}\n")
-    if mark("sft"):
-        return 0
     final = sft
     if args.grpo_steps:
         checkpoints = run_arms(

@@ -65,6 +65,21 @@ def parser(description: str, shipped: Path) -> argparse.ArgumentParser:
         "sub-agent); default: the recipe's (ROLES with --base).",
     )
     parser.add_argument(
+        "--polish-steps",
+        type=int,
+        default=0,
+        help="After SFT, this many more SFT steps from its checkpoint (OUT/polish), on the "
+        "same rows in the mix of --polish-shares, learning rate warmed up and decayed anew.",
+    )
+    parser.add_argument(
+        "--polish-shares",
+        type=float,
+        nargs=3,
+        metavar=("MAIN", "NOTES", "VERIFY"),
+        default=None,
+        help="The polish's shares of main-agent, note-to-answer and verifier batches.",
+    )
+    parser.add_argument(
         "--phrased",
         type=int,
         default=notes.PHRASED,
@@ -97,6 +112,8 @@ def parser(description: str, shipped: Path) -> argparse.ArgumentParser:
         default=train.SFTSchedule.resume_every,
         help="Steps between SFT's resume points (a killed SFT goes on from the last one).",
     )
-    parser.add_argument("--stop-after", choices=("data", "init", "sft", "grpo"), default=None)
+    parser.add_argument(
+        "--stop-after", choices=("data", "init", "sft", "polish", "grpo"), default=None
+    )
     parser.add_argument("--ship", action="store_true", help=f"Copy the result to {shipped}.")
     return parser

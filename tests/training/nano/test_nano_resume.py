@@ -281,3 +281,29 @@ def test_the_log_keeps_headers_and_steps_up_to_the_resume_point(tmp_path):
     log.write_text('{"schedule": {}}\n{"warm_up": {}}\n{"step": 20}\n{"step": 40}\n')
     resume.trim_log(log, 20)
     assert log.read_text() == '{"schedule": {}}\n{"warm_up": {}}\n{"step": 20}\n'
+
+
+def test_the_polish_is_the_second_rebuild_it_stands_for(straight, tmp_path):
+    """`--polish-steps N --polish-shares ...` after SFT gives the weights of a second rebuild
+    from that SFT's checkpoint with those steps and shares, on the same rows."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    for out in (one, two):
+        shutil.copytree(straight / "data", out / "data")
+    base = ["--base", str(straight / "sft")]
+    polish = ["--polish-steps", "2", "--polish-shares", "0.1", "0.6", "0.2"]
+    flags = ["--sft-steps", "1", *base, *polish, *ARGS, "--stop-after", "polish"]
+    assert rebuild.main(["--out", str(one), *flags]) == 0
+    then = ["--base", str(one / "sft"), "--sft-steps", "2", "--shares", "0.1", "0.6", "0.2"]
+    assert rebuild.main(["--out", str(two), *then, *ARGS]) == 0
+    weights = "model.safetensors"
+    assert (one / "polish" / weights).read_bytes() == (two / "sft" / weights).read_bytes()
+    assert (one / "polish" / weights).read_bytes() != (one / "sft" / weights).read_bytes()
+    polished = json.loads((one / "polish" / "sft.jsonl").read_text().splitlines()[0])
+    assert polished["schedule"] == header(two)["schedule"]
+
+
+def test_a_polish_without_its_shares_is_refused_before_anything_runs(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exited:
+        rebuild.main(["--out", str(tmp_path / "out"), "--polish-steps", "5", *ARGS])
+    assert exited.value.code == 2 and "--polish-shares" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
