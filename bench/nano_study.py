@@ -80,6 +80,27 @@ def style(label: str) -> tuple[str, str]:
     return ("o", "tab:blue") if label == CLEAN else ("^", "tab:red")
 
 
+def label_groups(table: dict[str, dict]) -> list[tuple[list[str], float, float]]:
+    """The table's configurations whose points lie on top of each other (score within 0.015,
+    tokens within 15%), each group with one label at its first point, so no label prints over
+    another (isolated and shared often score and cost alike).
+
+    >>> label_groups({"a": {"tokens_per_sample": 100, "score": 0.5},
+    ...               "b": {"tokens_per_sample": 110, "score": 0.51},
+    ...               "c": {"tokens_per_sample": 300, "score": 0.51}})
+    [(['a', 'b'], 100, 0.5), (['c'], 300, 0.51)]
+    """
+    groups: list[tuple[list[str], float, float]] = []
+    for name, row in sorted(table.items(), key=lambda item: item[1]["tokens_per_sample"]):
+        x, y = row["tokens_per_sample"], row["score"]
+        near = [g for g in groups if abs(g[2] - y) < 0.015 and x < g[1] * 1.15]
+        if near:
+            near[0][0].append(name)
+        else:
+            groups.append(([name], x, y))
+    return groups
+
+
 def plot(tables: dict[str, dict], path: Path) -> Path:
     """Score against tokens per sample, each configuration without noise and with it."""
     import matplotlib
@@ -90,14 +111,11 @@ def plot(tables: dict[str, dict], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(8, 5))
     for label, table in tables.items():
         marker, colour = style(label)
-        for name, row in table.items():
+        for row in table.values():
             ax.scatter(row["tokens_per_sample"], row["score"], marker=marker, color=colour)
+        for names, x, y in label_groups(table):
             ax.annotate(
-                name,
-                (row["tokens_per_sample"], row["score"]),
-                fontsize=7,
-                xytext=(4, 2),
-                textcoords="offset points",
+                ", ".join(names), (x, y), fontsize=7, xytext=(4, 2), textcoords="offset points"
             )
         ax.scatter([], [], marker=marker, color=colour, label=label)
     ax.set_xscale("log")
