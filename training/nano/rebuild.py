@@ -13,6 +13,10 @@ Steps (each skipped when its output is already in OUT, so a killed rebuild resum
 3. ``sft/``: SFT on the oracle rows and on note-to-answer rows made from train-split plans
    (``training.nano.notes``), with the noise curriculum (``training.nano.train``); a killed
    SFT goes on from its last resume point (``training.nano.resume``), not from step 0;
+   with ``--polish-steps``, ``polish/``: that many more SFT steps from ``sft/``'s checkpoint
+   in the mix of ``--polish-shares``, on the rows already built (the same schedule as a
+   second rebuild from ``sft/``, though not its weights bit for bit: a second training in
+   one process rounds as a fresh one need not);
 4. ``grpo/`` and ``para_grpo/``: plain GRPO and PARA-GRPO from the SFT checkpoint on
    full-noise train videos (``training.cpu_grpo``), and ``dynamics.png``, their f_tau / kappa
    (and accuracy) per step; with 2 threads or more the two arms run side by side, one
@@ -188,8 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.spaced_seconds and not args.base:
         parser.error("--spaced-seconds extends a trained nano's tokenizer: give it --base")
-    if args.polish_steps and not args.polish_shares:
-        parser.error("--polish-steps needs --polish-shares MAIN NOTES VERIFY")
+    if bool(args.polish_steps) != bool(args.polish_shares):
+        parser.error("--polish-steps and --polish-shares MAIN NOTES VERIFY go together")
     for flag, shares in (("--shares", args.shares), ("--polish-shares", args.polish_shares)):
         if shares and (min(shares) < 0 or sum(shares) > 1):
             parser.error(f"{flag} {shares}: each share is at least 0 and they add up to at most 1")

@@ -284,8 +284,12 @@ def test_the_log_keeps_headers_and_steps_up_to_the_resume_point(tmp_path):
 
 
 def test_the_polish_is_the_second_rebuild_it_stands_for(straight, tmp_path):
-    """`--polish-steps N --polish-shares ...` after SFT gives the weights of a second rebuild
-    from that SFT's checkpoint with those steps and shares, on the same rows."""
+    """`--polish-steps N --polish-shares ...` after SFT trains what a second rebuild from that
+    SFT's checkpoint with those steps and shares trains, on the same rows: the same schedule,
+    and the same weights up to float rounding (a second training in one process need not
+    round as a fresh process does; at full scale the two drift apart, docs/nano.md)."""
+    from safetensors.torch import load_file
+
     one, two = tmp_path / "one", tmp_path / "two"
     for out in (one, two):
         shutil.copytree(straight / "data", out / "data")
@@ -295,15 +299,22 @@ def test_the_polish_is_the_second_rebuild_it_stands_for(straight, tmp_path):
     assert rebuild.main(["--out", str(one), *flags]) == 0
     then = ["--base", str(one / "sft"), "--sft-steps", "2", "--shares", "0.1", "0.6", "0.2"]
     assert rebuild.main(["--out", str(two), *then, *ARGS]) == 0
-    weights = "model.safetensors"
-    assert (one / "polish" / weights).read_bytes() == (two / "sft" / weights).read_bytes()
-    assert (one / "polish" / weights).read_bytes() != (one / "sft" / weights).read_bytes()
     polished = json.loads((one / "polish" / "sft.jsonl").read_text().splitlines()[0])
     assert polished["schedule"] == header(two)["schedule"]
+    assert polished["rows"] == header(two)["rows"]
+    weights = [
+        load_file(f / "model.safetensors") for f in (one / "polish", two / "sft", one / "sft")
+    ]
+    moved = max((weights[0][k] - weights[2][k]).abs().max().item() for k in weights[0])
+    apart = max((weights[0][k] - weights[1][k]).abs().max().item() for k in weights[0])
+    assert apart < 1e-5 < moved
 
 
-def test_a_polish_without_its_shares_is_refused_before_anything_runs(tmp_path, capsys):
+@pytest.mark.parametrize(
+    "flags", [["--polish-steps", "5"], ["--polish-shares", "0.1", "0.6", "0.2"]]
+)
+def test_a_polish_flag_without_the_other_is_refused_before_anything_runs(tmp_path, capsys, flags):
     with pytest.raises(SystemExit) as exited:
-        rebuild.main(["--out", str(tmp_path / "out"), "--polish-steps", "5", *ARGS])
-    assert exited.value.code == 2 and "--polish-shares" in capsys.readouterr().err
+        rebuild.main(["--out", str(tmp_path / "out"), *flags, *ARGS])
+    assert exited.value.code == 2 and "go together" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
