@@ -88,7 +88,8 @@ def run_sft(
     schedule: train.SFTSchedule,
     name: str = "sft",
 ) -> Path:
-    """SFT from `init` on `rows()` (deduplicated) into ``out/name``, unless it is there."""
+    """SFT from `init` on `rows()` (the caller deduplicates them) into ``out/name``, unless
+    it is there already."""
     target = out / name
     if not (target / "model.safetensors").exists():
         train.train_sft(init, rows(), target, schedule)
