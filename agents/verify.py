@@ -10,6 +10,9 @@ Verdict = Literal["SUPPORTED", "UNSUPPORTED", "UNCERTAIN"]
 VERDICTS: tuple[Verdict, ...] = ("SUPPORTED", "UNSUPPORTED", "UNCERTAIN")
 MAX_VERDICT_TOKENS = 4
 
+#: What stands on either side of the note in the request: training finds the note by them
+#: (``training.nano.claims``, ``training.nano.sampler``), so they are named once, here.
+NOTE_OPEN, NOTE_CLOSE = "\nNote: ", "\nIs everything"
 _WORD = re.compile(r"[A-Za-z]+")
 
 
@@ -19,9 +22,8 @@ def verify_messages(
     """A tiny deterministic check: the frames, the question and the claim; one word back."""
     instruction = (
         "Check a note another agent wrote about these frames.\n"
-        f"Question being answered: {question.strip()}\n"
-        f"Note: {claim.strip()}\n"
-        "Is everything the note states visible in the frames? Reply with exactly one word: "
+        f"Question being answered: {question.strip()}{NOTE_OPEN}{claim.strip()}{NOTE_CLOSE}"
+        " the note states visible in the frames? Reply with exactly one word: "
         "SUPPORTED, UNSUPPORTED or UNCERTAIN."
     )
     return [

@@ -24,10 +24,11 @@ from typing import Any
 
 import torch
 
+from agents.verify import NOTE_CLOSE, NOTE_OPEN
+
 #: The target reads the output of this decoder layer (0-based; paravt-nano has 4), leaving
 #: the layers above it to gather the scores into the verdict.
 LAYER = 1
-_OPEN, _CLOSE = "\nNote: ", "\nIs everything"  # around the note in agents.verify's request
 
 
 class ClaimTargets:
@@ -52,11 +53,11 @@ class ClaimTargets:
             piece = self._piece(token)
             spans.append((len(text), len(text) + len(piece)))
             text += piece
-        start = text.rfind(_OPEN)
+        start = text.rfind(NOTE_OPEN)
         if start < 0:
             return []
-        start += len(_OPEN)
-        end = text.find(_CLOSE, start)
+        start += len(NOTE_OPEN)
+        end = text.find(NOTE_CLOSE, start)
         return [k for k, (a, b) in enumerate(spans) if a >= start and b <= end]
 
     def __call__(self, row: Mapping[str, Any], ids: Sequence[int]) -> list[tuple[int, float]]:

@@ -12,6 +12,8 @@ import random
 from collections.abc import Sequence
 
 from agents import benchmark
+from agents.verify import NOTE_OPEN
+from training.nano.oracle import SEEN
 
 AGENTS = ("main", "sub", "notes", "verify")
 #: What a verifier row holds, for its batches' balance (``SFTSchedule.verify_mix``).
@@ -32,7 +34,7 @@ def verify_kind(row: dict) -> str:
         return "uncheckable"
     if verdict == "UNSUPPORTED":
         return "wrong"
-    return "right_needle" if "\nNote: Seen:" in request else "right_empty"
+    return "right_needle" if NOTE_OPEN + SEEN in request else "right_empty"
 
 
 class Sampler:
