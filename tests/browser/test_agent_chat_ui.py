@@ -11,13 +11,13 @@ build/browser-artifacts/.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from agents.benchmark import COLOURS, SHAPES
 from agents.scoring.intervals import iou, parse_interval
 from agents.synthetic import read_manifest
+from app import DEMO_DIR
 from tests.browser.chat_page import ChatPage
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser, pytest.mark.slow]
@@ -26,7 +26,7 @@ QUESTION = "assets/demo/needle.mp4 What colour is the circle that appears in the
 FOLLOW_UP = "What shape appears in the video?"
 WHEN = "When does the blue circle appear?"
 #: The demo video's truth (the question names the video as a user types it, relative).
-DEMO_MANIFEST = Path(__file__).resolve().parents[2] / "assets" / "demo" / "needle.json"
+DEMO_MANIFEST = DEMO_DIR / "needle.json"
 PROTOCOL_TAG = re.compile(r"</?(tool_call|tool_response|answer|think)>")
 
 

@@ -104,7 +104,7 @@ def test_sub_agent_batches_balance_colours_and_main_batches_draw_main_rows():
 
 
 def verify_row(note: str, verdict: str) -> dict:
-    """The gate's own request (its note before the frames, a label standing for them)."""
+    """The gate's own request (`agents.verify`), a label standing for its frames."""
     label = {"type": "text", "text": "<3.0 seconds>"}
     messages = [
         *verify_messages(label, question="Q?", claim=note),
