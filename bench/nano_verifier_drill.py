@@ -47,7 +47,7 @@ import torch
 from agents import benchmark
 from serving.checkpoints import NANO_BASE_DIR
 from training.collate import FramesCollator
-from training.nano import data, extend, frame_times
+from training.nano import data, extend, frame_times, verifier_rows
 from training.nano.claims import LAYER, ClaimTargets, claim_head, tap_layer
 from training.nano.frame_times import (
     FrameTimes,
@@ -258,6 +258,7 @@ def main() -> int:
             if args.time_weight
             else {}
         ),
+        "misread_weights": verifier_rows.MISREAD_WEIGHTS,
         "train_rows": len(train),
         "held_out_rows": len(test),
         "seconds": {"rows": round(loaded - began, 1), "training": round(trained - loaded, 1)},

@@ -40,6 +40,9 @@ UNCHECKABLE = (
     "Someone is talking.",
     "There is text on the screen.",
 )
+#: How often each kind of misread is drawn (``agents.misreads.KINDS``): a shape is the hardest
+#: to check (docs/nano.md, "The frames a note names"), so it is drawn twice as often.
+MISREAD_WEIGHTS = {"colour": 1, "shape": 2, "time": 1}
 #: Shares of an empty window's rows with an invented sighting and with an uncheckable note.
 INVENTED, UNCHECKED = 0.3, 0.1
 
@@ -114,7 +117,8 @@ def verifier_rows(
         }
         rows.append(verify_row(sub, trace["question"], right, "SUPPORTED", **meta))
         if right != NO_SHAPES:
-            wrong, changed = misread(right, rng.choice(KINDS), rng, times=times, window_end=end)
+            kind = rng.choices(KINDS, weights=[MISREAD_WEIGHTS[k] for k in KINDS])[0]
+            wrong, changed = misread(right, kind, rng, times=times, window_end=end)
             if changed:
                 rows.append(
                     verify_row(sub, trace["question"], wrong, "UNSUPPORTED", **meta, wrong=changed)
