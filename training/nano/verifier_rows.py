@@ -41,7 +41,7 @@ UNCHECKABLE = (
     "There is text on the screen.",
 )
 #: How often each kind of misread is drawn (``agents.misreads.KINDS``): a shape is the hardest
-#: to check (docs/nano.md, "The frames a note names"), so it is drawn twice as often.
+#: to check (docs/nano.md, "The frames a note cites"), so it is drawn twice as often.
 MISREAD_WEIGHTS = {"colour": 1, "shape": 2, "time": 1}
 #: Shares of an empty window's rows with an invented sighting and with an uncheckable note.
 INVENTED, UNCHECKED = 0.3, 0.1
