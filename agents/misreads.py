@@ -25,7 +25,9 @@ from collections.abc import Sequence
 from agents.benchmark import COLOURS, SHAPES
 
 KINDS = ("colour", "shape", "time")
-_SPAN = re.compile(r"\bfrom (\d+(?:\.\d+)?) to (\d+(?:\.\d+)?) seconds")
+#: A span as notes write it ("from 94 to 99 seconds"): the first frame that shows a sighting,
+#: and the frame after its last (or the window's end).
+SPAN = re.compile(r"\bfrom (\d+(?:\.\d+)?) to (\d+(?:\.\d+)?) seconds")
 
 
 def _num(x: float) -> str:
@@ -92,7 +94,7 @@ def misread(
         old = said[0]
         new = rng.choice([w for w in vocabulary if w not in said])
         return _swap_word(note, old, new), kind
-    span = _SPAN.search(note)
+    span = SPAN.search(note)
     if span is None:
         return note, None
     start, end = float(span[1]), float(span[2])
@@ -108,4 +110,4 @@ def misreadable(note: str) -> bool:
     >>> misreadable("No coloured shapes."), misreadable("Seen: red cross from 3 to 5 seconds.")
     (False, True)
     """
-    return bool(_words(note, COLOURS) or _words(note, SHAPES) or _SPAN.search(note))
+    return bool(_words(note, COLOURS) or _words(note, SHAPES) or SPAN.search(note))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
+
+from agents.misreads import SPAN
 
 Verdict = Literal["SUPPORTED", "UNSUPPORTED", "UNCERTAIN"]
 VERDICTS: tuple[Verdict, ...] = ("SUPPORTED", "UNSUPPORTED", "UNCERTAIN")
@@ -16,10 +18,47 @@ NOTE_OPEN, NOTE_CLOSE = "\nNote: ", "\nIs everything"
 _WORD = re.compile(r"[A-Za-z]+")
 
 
+#: The lists of a frame reference that run frame by frame (``agents.prompts.frames_part``).
+_PER_FRAME = ("timestamps", "requested", "errors")
+
+
+def cited_frames(claim: str, times: Sequence[float]) -> list[int]:
+    """The indexes of the frames (at `times`) that the claim's spans point at: a frame from a
+    span's start up to, not including, its end, as notes write spans. Every frame when the
+    claim cites no span, or none of these frames.
+
+    >>> times = [89, 94, 99, 104]
+    >>> cited_frames("Seen: blue circle from 94 to 99 seconds; the circle is blue.", times)
+    [1]
+    >>> cited_frames("Seen: blue circle from 89 to 99 seconds; red cross from 104 to 109 seconds.",
+    ...     times)
+    [0, 1, 3]
+    >>> cited_frames("A man talks.", times), cited_frames("Seen: red cross from 30 to 35 s.", times)
+    ([0, 1, 2, 3], [0, 1, 2, 3])
+    """
+    spans = [(float(a), float(b)) for a, b in SPAN.findall(claim)]
+    cited = [i for i, t in enumerate(times) if any(a <= t < b or t == a for a, b in spans)]
+    return cited or list(range(len(times)))
+
+
+def cited_part(frames: Mapping[str, Any], claim: str) -> dict[str, Any]:
+    """A frame reference cut down to the frames the claim cites (`cited_frames`)."""
+    if "timestamps" not in frames:
+        return dict(frames)
+    keep = cited_frames(claim, frames["timestamps"])
+    return {k: [v[i] for i in keep] if k in _PER_FRAME else v for k, v in frames.items()}
+
+
 def verify_messages(
     frames: Mapping[str, Any], *, question: str, claim: str
 ) -> list[dict[str, Any]]:
-    """A tiny deterministic check: the frames, the question and the claim; one word back."""
+    """A tiny deterministic check: the frames the claim cites (`cited_part`), the question and
+    the claim; one word back.
+
+    A note is checked against the frames of the times it names, so a sighting put at the wrong
+    time meets frames that do not show it, and is checked as a sighting of nothing is: by what
+    those frames show, not by matching its numbers with the frames' labels.
+    """
     instruction = (
         "Check a note another agent wrote about these frames.\n"
         f"Question being answered: {question.strip()}{NOTE_OPEN}{claim.strip()}{NOTE_CLOSE}"
@@ -28,7 +67,10 @@ def verify_messages(
     )
     return [
         {"role": "system", "content": "You check claims against images. Reply with one word."},
-        {"role": "user", "content": [dict(frames), {"type": "text", "text": instruction}]},
+        {
+            "role": "user",
+            "content": [cited_part(frames, claim), {"type": "text", "text": instruction}],
+        },
     ]
 
 

@@ -19,7 +19,7 @@ layer ``--time-layer``, scored against the seconds' embeddings or a head of its 
 (``--time-readout``), and with ``--lookup-weight`` the note-time lookup target
 (``frame_times.NoteLookups``: at each of the note's times, what the frame it names shows),
 read after ``--layer``. The rows of a fifth
-of the windows (by a hash of their first frame) are held out. It records the verdict's
+of the windows (by a hash of the video and the window) are held out. It records the verdict's
 accuracy on them (the argmax over the three verdicts) by what the note holds and by noise
 tier, and the claim head's accuracy by kind of fact (a span's start and end times also
 apart) and label, a wrong fact also by the note's case (a misread's apart from an invented
@@ -47,7 +47,7 @@ import torch
 from agents import benchmark
 from serving.checkpoints import NANO_BASE_DIR
 from training.collate import FramesCollator
-from training.nano import data, extend, frame_times
+from training.nano import data, extend, frame_times, verifier_rows
 from training.nano.claims import LAYER, ClaimTargets, claim_head, tap_layer
 from training.nano.frame_times import (
     FrameTimes,
@@ -66,7 +66,7 @@ from training.nano.train import SFTSchedule, learning_rate
 
 
 def held_out(row: dict) -> bool:
-    return hashlib.sha1(row["images"][0]["bytes"]).digest()[0] % 5 == 0
+    return hashlib.sha1(json.dumps(row["window"]).encode()).digest()[0] % 5 == 0
 
 
 def case(row: dict) -> str:
@@ -258,6 +258,7 @@ def main() -> int:
             if args.time_weight
             else {}
         ),
+        "misread_weights": verifier_rows.MISREAD_WEIGHTS,
         "train_rows": len(train),
         "held_out_rows": len(test),
         "seconds": {"rows": round(loaded - began, 1), "training": round(trained - loaded, 1)},

@@ -123,6 +123,27 @@ async def test_verify_calls_count_their_frames_in_the_cost(needle_video, board):
     assert cost["frames_encoded"] == 8 + 4 + 4 and cost["model_calls"] == 4
 
 
+def frame_times(request) -> list[float]:
+    (ref,) = [p for p in request.messages[-1]["content"] if p.get("type") == "frames"]
+    return ref["timestamps"]
+
+
+async def test_the_verifier_sees_only_the_frames_a_note_cites(needle_video, board):
+    def sighting(request):
+        t = frame_times(request)
+        return f"Seen: red circle from {t[1]:g} to {t[3]:g} seconds; the circle is red."
+
+    model = ScriptedModel(
+        main=[calls((0, 10)), "<think>x</think><answer>A</answer>"],
+        sub=sighting,
+        verify=lambda _: "SUPPORTED",
+    )
+    result = await ask(model, board, needle_video, board_mode="verified")
+    (window,), (check,) = model.sub_requests, model.verify_requests
+    assert frame_times(check) == frame_times(window)[1:3]
+    assert result.trace["cost"]["frames_encoded"] == 8 + 4 + 2
+
+
 SHORT = "<think>x</think><answer>It rises.</answer>"
 LONG = "<think>x</think><answer>" + "- point\n" * 6 + "</answer>"
 

@@ -227,7 +227,10 @@ def verdict(truth: Truth, messages: Sequence[Mapping], window: tuple[float, floa
     """The verifier's word on the note this request quotes, against its frames."""
     claim = _CLAIM.search("\n".join(_texts(messages[-1])))
     note = claim.group(1).strip() if claim else ""
-    right = window_note(truth.video, frame_times(messages[-1]), window[1])
+    # The request holds only the frames the note cites; the right note is the whole window's.
+    from training.nano.notes import frame_times as window_times  # notes imports this module
+
+    right = window_note(truth.video, window_times(*window, truth.video.duration), window[1])
     if note == right or (note == NO_SHAPES and right == NO_SHAPES):
         return "SUPPORTED"
     if not (misreadable(note) or note == NO_SHAPES):

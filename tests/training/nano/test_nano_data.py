@@ -167,7 +167,28 @@ def test_rows_carry_the_main_conversation_each_sub_agent_note_and_the_verifier(
     verdicts = Counter(r["messages"][-1]["content"][0]["text"] for r in checks)
     assert verdicts["SUPPORTED"] and verdicts["UNSUPPORTED"], verdicts
     assert set(verdicts) <= {"SUPPORTED", "UNSUPPORTED", "UNCERTAIN"}
-    assert all(len(r["images"]) == 12 == len(r["frame_labels"]) for r in checks)
+    assert all(0 < len(r["images"]) == len(r["frame_labels"]) <= 12 for r in checks)
+    made = [r for r in checks if "right_note" in r]
+    sightings = [r for r in made if "wrong" not in r and r["right_note"].startswith("Seen:")]
+    # a span moved past a short window's end cites none of its frames: the gate shows them all
+    moved = [r for r in made if r.get("wrong") == "time" and _sighting(r)[2] < r["window"][2]]
+    assert sightings and moved
+    assert all(_sighting(r)[:2] in _shown(r) for r in sightings), "its frames show its needle"
+    assert all(_sighting(r)[:2] not in _shown(r) for r in moved), "a moved span's frames do not"
+
+
+def _sighting(row) -> tuple[str, str, float]:
+    """The colour, shape and start of the first sighting a verifier row's note states."""
+    note = row["messages"][1]["content"][-1]["text"].split("Note: ")[1]
+    colour, shape, _, start = note.split("Seen: ")[1].split()[:4]
+    return colour, shape, float(start)
+
+
+def _shown(row) -> set[tuple[str, str]]:
+    """The needles a row's frames show, as colour and shape."""
+    return {
+        (benchmark.COLOURS[c - 1], benchmark.SHAPES[s - 1]) for c, s in row["frame_labels"] if c
+    }
 
 
 def test_note_rows_see_the_frames_the_graph_decodes_for_each_window(oracle_traces):

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from agents import benchmark
+from training.nano import oracle
 from training.nano.claims import ClaimTargets, claim_head
 from training.nano.frame_times import (
     FrameTimes,
@@ -36,7 +37,8 @@ def test_each_visual_token_is_labelled_with_its_frames_second_and_nothing_else(n
     _, collate, _ = nano
     window = sub_row(89)  # frames labelled <89.0 seconds> .. <104.0 seconds>
     window["messages"][0]["content"][2]["text"] = "<94.5 seconds>"  # a fraction: its second
-    gate = verify_row(window, "What colour is the circle?", RIGHT, "SUPPORTED")
+    every_frame = "Seen: blue circle from 89 to 109 seconds; the circle is blue."
+    gate = verify_row(window, "What colour is the circle?", every_frame, "UNSUPPORTED")
     ids = collate.encode_row(gate).input_ids
     targets = frame_times(nano)(ids)
     visual = [k for k, token in enumerate(ids) if token == collate.image_token_id]
@@ -112,21 +114,24 @@ def lookups(nano) -> NoteLookups:  # noqa: F811
 
 
 def gate_with_labels(claim: str) -> dict:
-    """The gate's request on frames 89..104 (the circle at 94 only), with the frames' labels
-    as the data stage writes them."""
+    """The gate's request on those of frames 89..104 (the circle at 94 only) that the claim
+    cites, with the frames' labels as the data stage writes them."""
     gate = row(claim, first=89)
     blue_circle = (1 + benchmark.COLOURS.index("blue"), 1 + benchmark.SHAPES.index("circle"))
-    return {**gate, "frame_labels": [(0, 0), blue_circle, (0, 0), (0, 0)]}
+    times = oracle.frame_times(gate["messages"][1])
+    return {**gate, "frame_labels": [blue_circle if t == 94 else (0, 0) for t in times]}
 
 
 def test_each_time_of_the_note_is_asked_what_its_frame_shows(nano):  # noqa: F811
     tokenizer, collate, _ = nano
     circle = (1 + benchmark.COLOURS.index("blue")) * 5 + 1 + benchmark.SHAPES.index("circle")
     for claim, expected in (
-        (RIGHT, [("94", circle), ("99", 0)]),  # starts on the circle, ends on the frame after
-        (
-            "Seen: blue circle from 89 to 94 seconds; the circle is blue.",
-            [("89", 0), ("94", circle)],
+        # the gate shows the frames from a span's start up to its end: the end's is not there
+        (RIGHT, [("94", circle)]),
+        ("Seen: blue circle from 89 to 94 seconds; the circle is blue.", [("89", 0)]),
+        (  # two spans: the gate shows 94 and 99
+            "Seen: blue circle from 94 to 99 seconds; red cross from 99 to 104 seconds.",
+            [("94", circle), ("99", 0), ("99", 0)],
         ),
         ("Seen: blue circle from 94 to 120 seconds; the circle is blue.", [("94", circle)]),
         ("No coloured shapes.", []),
@@ -141,8 +146,8 @@ def test_groups_give_the_lookup_target_of_the_claim_layer_s_output(nano):  # noq
     tokenizer, collate, model = nano
     linear_patch_embed(model)
     content = content_mask(tokenizer)
-    moved = "Seen: blue circle from 89 to 94 seconds; the circle is blue."
-    rows = [gate_with_labels(RIGHT), gate_with_labels(moved)]
+    longer = "Seen: blue circle from 89 to 99 seconds; the circle is blue."
+    rows = [gate_with_labels(RIGHT), gate_with_labels(longer)]
     torch.manual_seed(0)
     reader = lookup_head(model)
     check = ClaimCheck(
