@@ -76,10 +76,11 @@ bench: $(STAMP)
 # Rebuild paravt-nano from scratch, ship it to assets/, then measure it on the held-out split:
 # the base (data, SFT, GRPO and PARA-GRPO; about 80 minutes on 2 CPU cores, the checkpoint kept
 # as assets/paravt-nano-base), then the roles stage on it and on its data (chat phrasings and
-# every graph role, spaced seconds; about 27 minutes), then 7 for the measure. The roles stage
-# reads the base's data stage: the same code and videos make the same traces (a build/nano/data
-# already there is kept, as the rebuild keeps it). docs/nano.md has each stage's figures.
-NANO_ROLES = --sft-steps 2000 --grpo-steps 0 --claim-weight 1 --shares 0.25 0.45 0.15 \
+# every graph role, spaced seconds, a verifier on the frames a note cites; about 44 minutes),
+# then 7 for the measure. The roles stage reads the base's data stage: the same code and videos
+# make the same traces (a build/nano/data already there is kept, as the rebuild keeps it).
+# docs/nano.md has each stage's figures.
+NANO_ROLES = --sft-steps 2600 --grpo-steps 0 --claim-weight 1 --shares 0.22 0.4 0.25 \
 	--phrased 4 --every-needle-grounded --spaced-seconds --sub-agent-base-spelling
 nano: $(STAMP)
 	OMP_NUM_THREADS=2 $(BIN)/python -m training.nano.rebuild --out build/nano-base
