@@ -7,7 +7,7 @@ what those steps read: the question block, the tool responses exactly as the gra
 them (``agents.main_turn.replies_content``), and the oracle's turns; a couple of hundred
 tokens, no images. They are made from the benchmark's plans (``agents.benchmark.plan``) of
 train-split seeds, without rendering a video: each window's frame times follow the graph's
-own sampling rule (``agents.media.sampling.window_timestamps``, then the nearest frame, half up,
+own sampling rule (``oracle.window_frame_times``: ``window_timestamps``, then the nearest frame, half up,
 as the decoder picks it). Per plan:
 
 - the benchmark's three questions with its prompt, and :data:`PHRASED` other wordings
@@ -21,14 +21,12 @@ They are mixed with the full rows all through SFT, never used alone.
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from agents import benchmark, prompts
 from agents.main_turn import Reply, replies_content
-from agents.media.sampling import window_timestamps
 from agents.protocol import parse, render_tool_responses
 from agents.synthetic import QAItem, SyntheticVideo
 from graphs.context import Context
@@ -43,6 +41,7 @@ from training.nano.oracle import (
     kept_answer,
     look_again,
     reasoning,
+    window_frame_times,
     window_note,
 )
 from training.nano.reasoning import sightings
@@ -50,18 +49,6 @@ from training.nano.reasoning import sightings
 PHRASED = 2
 #: A withheld window's chance of being withheld again when asked a second time.
 WITHHELD_AGAIN = 0.2
-
-
-def frame_times(start: float, end: float, duration: float) -> list[float]:
-    """The times of the frames a sub-agent sees in [start, end), as the decoder returns them.
-
-    >>> frame_times(0, 15, 60)[:5]
-    [1.0, 2.0, 3.0, 4.0, 6.0]
-    """
-    targets = window_timestamps(
-        start, end, fps=benchmark.FPS, max_frames=benchmark.GRAPH_SETTINGS["crop_max_frames"]
-    )
-    return [min(float(math.floor(t * benchmark.FPS + 0.5)), duration - 1) for t in targets]
 
 
 def plan_video(seed: int) -> SyntheticVideo:
@@ -85,7 +72,9 @@ def windows(video: SyntheticVideo) -> list[tuple[float, float]]:
 
 def window_notes(video: SyntheticVideo) -> list[str]:
     """The oracle's notes on the main agent's four windows (quarters) of `video`."""
-    return [window_note(video, frame_times(a, b, video.duration), b) for a, b in windows(video)]
+    return [
+        window_note(video, window_frame_times(a, b, video.duration), b) for a, b in windows(video)
+    ]
 
 
 def grounding_items(video: SyntheticVideo) -> list[QAItem]:

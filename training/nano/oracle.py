@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import math
 import random
 import re
 import time
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field
 
 from agents import benchmark, prompts
 from agents.client.completion import Completion, Usage
+from agents.media.sampling import window_timestamps
 from agents.misreads import KINDS, misread, misreadable
 from agents.protocol import TOOL_NAME, parse, render_turn
 from agents.requests import ModelRequest
@@ -82,6 +84,18 @@ def _texts(message: Mapping) -> list[str]:
 def frame_times(message: Mapping) -> list[float]:
     """The times of the frames in one message, read from their ``<t seconds>`` labels."""
     return [float(m.group(1)) for t in _texts(message) if (m := _LABEL.match(t.strip()))]
+
+
+def window_frame_times(start: float, end: float, duration: float) -> list[float]:
+    """The times of the frames a sub-agent sees in [start, end), as the decoder returns them.
+
+    >>> window_frame_times(0, 15, 60)[:5]
+    [1.0, 2.0, 3.0, 4.0, 6.0]
+    """
+    targets = window_timestamps(
+        start, end, fps=benchmark.FPS, max_frames=benchmark.GRAPH_SETTINGS["crop_max_frames"]
+    )
+    return [min(float(math.floor(t * benchmark.FPS + 0.5)), duration - 1) for t in targets]
 
 
 def window_note(video: SyntheticVideo, times: Sequence[float], end: float) -> str:
@@ -228,9 +242,7 @@ def verdict(truth: Truth, messages: Sequence[Mapping], window: tuple[float, floa
     claim = _CLAIM.search("\n".join(_texts(messages[-1])))
     note = claim.group(1).strip() if claim else ""
     # The request holds only the frames the note cites; the right note is the whole window's.
-    from training.nano.notes import frame_times as window_times  # notes imports this module
-
-    right = window_note(truth.video, window_times(*window, truth.video.duration), window[1])
+    right = window_note(truth.video, window_frame_times(*window, truth.video.duration), window[1])
     if note == right or (note == NO_SHAPES and right == NO_SHAPES):
         return "SUPPORTED"
     if not (misreadable(note) or note == NO_SHAPES):

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import doctest
 import json
-import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -22,7 +19,6 @@ from graphs.runs.traces import call_role
 from training.nano import data, intents, loss, notes, oracle, reasoning, train, warmup
 from training.nano.oracle import NO_SHAPES, window_note
 from training.nano.reasoning import sightings
-from training.nano.rebuild import ROLES
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -202,7 +198,7 @@ def test_note_rows_see_the_frames_the_graph_decodes_for_each_window(oracle_trace
             decoded = frame_store.encode_frames(
                 ref["video"], tuple(ref["timestamps"]), ref["max_pixels"]
             )
-            times = notes.frame_times(note["start"], note["end"], job.video.duration)
+            times = oracle.window_frame_times(note["start"], note["end"], job.video.duration)
             assert times == [f.timestamp for f in decoded]
             if call["agent"] not in trace["misread"]:
                 assert call["completion"]["text"] == window_note(job.video, times, note["end"])
@@ -312,78 +308,6 @@ def test_note_rows_can_ground_every_needle_of_a_plan():
         assert parse(turn).answer.startswith("from ")
     others = [r for r in plain if not r["question_id"].endswith("-ground")]
     assert others == [r for r in every if not r["question_id"].endswith("-ground")]
-
-
-def rebuild(out: Path, *extra: str) -> None:
-    command = [
-        sys.executable,
-        "-m",
-        "training.nano.rebuild",
-        "--out",
-        str(out),
-        "--videos",
-        "3",
-        "--note-seeds",
-        "30",
-        "--sft-steps",
-        "2",
-        "--warmup-steps",
-        "2",
-        "2",
-        "--threads",
-        "1",
-        *(extra or ("--stop-after", "sft")),
-    ]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-
-
-@pytest.fixture(scope="module")
-def rebuilt(tmp_path_factory) -> tuple[Path, Path]:
-    first, second = tmp_path_factory.mktemp("a"), tmp_path_factory.mktemp("b")
-    rebuild(first)
-    rebuild(second)
-    return first, second
-
-
-def test_the_rebuild_command_runs_its_first_steps_deterministically(rebuilt):
-    first, second = rebuilt
-    traces = (first / "data" / "traces.jsonl").read_text().splitlines()
-    # per video: 3 questions with tools, 2 other wordings, a verified board; every third
-    # question also without tools; the second video also in two-agent mode, the third with
-    # the length gate
-    assert len(traces) == 3 * (3 + 2 + 1) + 3 + 1 + 1
-    tiers = sorted(p.name for p in (first / "data" / "videos").iterdir())
-    assert tiers == ["noise-0", "noise-0.5", "noise-1"]
-    config = json.loads((first / "init" / "config.json").read_text())
-    assert config["model_type"] == "qwen3_vl"
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(first / "sft")
-    assert tokenizer.tokenize("<135.0 seconds>")[1] == "135"
-    for name in ("init/tokenizer.json", "init/model.safetensors", "sft/model.safetensors"):
-        assert (first / name).read_bytes() == (second / name).read_bytes(), name
-    assert (first / "sft" / "model.safetensors").read_bytes() != (
-        first / "init" / "model.safetensors"
-    ).read_bytes()
-
-
-def test_a_roles_stage_trains_a_given_nano_on_with_its_tokenizer_and_no_warm_up(rebuilt, tmp_path):
-    base = rebuilt[0] / "sft"
-    out = tmp_path / "roles"
-    out.mkdir()
-    (out / "data").symlink_to(rebuilt[0] / "data")  # the same data: its stage is skipped
-    rebuild(out, "--base", str(base), "--grpo-steps", "0")
-    assert not (out / "init").exists()  # no tokenizer of its own
-    assert (out / "sft" / "tokenizer.json").read_bytes() == (base / "tokenizer.json").read_bytes()
-    weights = (out / "sft" / "model.safetensors").read_bytes()
-    assert weights != (base / "model.safetensors").read_bytes()
-    log = [json.loads(line) for line in (out / "sft" / "sft.jsonl").read_text().splitlines()]
-    assert log[0]["schedule"]["learning_rate"] == ROLES["learning_rate"]
-    assert log[1] == {"warm_up": None}
-    assert json.loads((out / "timings.json").read_text())["sft"] > 0
-    assert not (out / "para_grpo").exists()  # --grpo-steps 0: the SFT checkpoint is the result
 
 
 @pytest.mark.parametrize(
