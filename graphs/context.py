@@ -29,6 +29,7 @@ LIMITS: dict[str, tuple[Callable[[float], bool], str]] = {
     "temperature": (lambda v: v >= 0, "at least 0"),
     "subagent_temperature": (lambda v: v >= 0, "at least 0"),
     "top_p": (lambda v: 0 < v <= 1, "above 0 and at most 1"),
+    "verify_rereads": (lambda v: 0 <= v <= 3, "from 0 to 3"),
 }
 
 
@@ -88,6 +89,12 @@ class Context:
         "isolated",
         "Sub-agents see only their window (isolated), also earlier notes (shared), or only "
         "notes the verify gate judged SUPPORTED (verified).",
+    )
+    verify_rereads: int = _knob(
+        1,
+        "Verified board: how many times a window whose note the gate did not support is read "
+        "again, from the frames between the first ones, before the note is withheld (0: "
+        "withheld at once).",
     )
     board_max_chars: int = _knob(2000, "Most characters of earlier notes shown to a sub-agent.")
     scanner_first: bool = _knob(

@@ -142,3 +142,4 @@ class VerifyTask(TypedDict):
     question: str
     result: ToolResult
     usage: dict[str, Any]  # the sub-agent call's tokens and latency, for the note
+    board: NotRequired[list[ToolResult]]  # what the sub-agent read, for a look again

@@ -44,6 +44,20 @@ def window_timestamps(
     return [round(start + (k + 0.5) * step, 6) for k in range(max_frames)]
 
 
+def between_times(times: Sequence[float], end: float) -> list[float]:
+    """The times halfway between each of a window's frame times and the next (the window's
+    `end` after the last): a second look at the window that sees none of the first's frames.
+
+    >>> between_times([2.5, 7.5, 12.5], 15.0)
+    [5.0, 10.0, 13.75]
+    >>> between_times([10.0, 11.0, 12.0], 13.0)
+    [10.5, 11.5, 12.5]
+    """
+    if not times or end < times[-1]:
+        raise ValueError(f"need frame times that end by the window's end {end}, got {times}")
+    return [round((a + b) / 2, 6) for a, b in zip(times, [*times[1:], end], strict=True)]
+
+
 def nearest_time(sorted_times: Sequence[float], t: float) -> float:
     """The time in `sorted_times` nearest t (the earlier one on a tie).
 

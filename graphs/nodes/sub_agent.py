@@ -4,7 +4,8 @@ gate when the run checks notes."""
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
@@ -21,6 +22,52 @@ from graphs.runs.traces import model_call
 from graphs.state import ModelCall, SubAgentTask, ToolResult, VerifyTask
 from graphs.store.board import BoardStore
 
+NO_USAGE = {"prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.0}
+
+
+async def read_window(
+    llm: ChatModel,
+    ctx: Context,
+    window: Window,
+    frames: Mapping[str, Any],
+    *,
+    run_id: str,
+    question: str,
+    board: Sequence[ToolResult],
+) -> tuple[str, dict[str, Any], list[ModelCall]]:
+    """(the note, its usage, the model call) of one look at `frames` of `window`; without a
+    sub-agent request (the frames protocol) the note is a caption of the frames."""
+    protocol = get_protocol(ctx.protocol)
+    times = frames["timestamps"]
+    request = protocol.subagent_request(
+        window,
+        frames,
+        ctx=ctx,
+        question=question if ctx.question_aware_subagent else None,
+        board=readable_notes(board, ctx.board_mode, ctx.board_max_chars),
+    )
+    # Decode here, in the parallel branch (the main agent's next request then hits the
+    # cache), and build what the request sends in the same trip off the loop.
+    if request is not None:
+        await prepare_request(request)
+    else:
+        await asyncio.to_thread(frame_store.ref_frames, frames)
+    report("frames", run_id=run_id, turn=window.turn, call=window.index, frames=len(times))
+    if request is None:
+        return (
+            f"{len(times)} frames from {window.start:.1f} - {window.end:.1f} seconds.",
+            NO_USAGE,
+            [],
+        )
+    completion = await llm.complete(request)
+    usage = {
+        "prompt_tokens": completion.usage.prompt_tokens,
+        "completion_tokens": completion.usage.completion_tokens,
+        "latency_s": completion.latency_s,
+    }
+    note = protocol.note_of(completion.text, completion.finish_reason)
+    return note, usage, [model_call(run_id, request, completion)]
+
 
 def make_sub_agent(llm: ChatModel | None, board: BoardStore):
     async def sub_agent(
@@ -36,48 +83,26 @@ def make_sub_agent(llm: ChatModel | None, board: BoardStore):
             frames = protocol.window_frames(window, info, ctx)  # arithmetic only
         else:  # the frame table is read from the file's packets once per process
             frames = await asyncio.to_thread(protocol.window_frames, window, info, ctx)
-        region = frames.get("region")
-        times = tuple(frames["timestamps"])
-        model_calls: list[ModelCall] = []
-        usage = {"prompt_tokens": 0, "completion_tokens": 0, "latency_s": 0.0}
-        request = protocol.subagent_request(
+        content, usage, model_calls = await read_window(
+            model_of(runtime.context, llm),
+            ctx,
             window,
             frames,
-            ctx=ctx,
-            question=task["question"] if ctx.question_aware_subagent else None,
-            board=readable_notes(task["board"], ctx.board_mode, ctx.board_max_chars),
+            run_id=task["run_id"],
+            question=task["question"],
+            board=task["board"],
         )
-        # Decode here, in the parallel branch (the main agent's next request then hits the
-        # cache), and build what the request sends in the same trip off the loop.
-        if request is not None:
-            await prepare_request(request)
-        else:
-            await asyncio.to_thread(frame_store.ref_frames, frames)
-        report(
-            "frames", run_id=task["run_id"], turn=window.turn, call=window.index, frames=len(times)
-        )
-        if request is None:
-            content = f"{len(times)} frames from {window.start:.1f} - {window.end:.1f} seconds."
-        else:
-            completion = await model_of(runtime.context, llm).complete(request)
-            content = protocol.note_of(completion.text, completion.finish_reason)
-            usage = {
-                "prompt_tokens": completion.usage.prompt_tokens,
-                "completion_tokens": completion.usage.completion_tokens,
-                "latency_s": completion.latency_s,
-            }
-            model_calls.append(model_call(task["run_id"], request, completion))
         result = ToolResult(
             run_id=task["run_id"],
             turn=window.turn,
             index=window.index,
             start=window.start,
             end=window.end,
-            timestamps=list(times),
+            timestamps=list(frames["timestamps"]),
             content=content,
-            frames=frames if request is None else None,
+            frames=frames if not model_calls else None,
             verdict=None,
-            region=region,
+            region=frames.get("region"),
         )
         finding = VerifyTask(
             run_id=task["run_id"],
@@ -86,6 +111,7 @@ def make_sub_agent(llm: ChatModel | None, board: BoardStore):
             question=task["question"],
             result=result,
             usage=usage,
+            board=task["board"],
         )
         if needs_verification(ctx, result):
             return Command(update={"model_calls": model_calls}, goto=Send("verify_gate", finding))

@@ -82,7 +82,8 @@ async def test_verified_mode_stores_every_verdict_and_passes_only_supported_note
     for hidden in ("10.0 - 20.0", "20.0 - 30.0", "30.0 - 40.0"):
         assert f"note about {hidden}" not in responses
     assert responses.count("No verified finding") == 3
-    assert len(model.verify_requests) == 4
+    # each window the gate did not support was read once more, and checked again
+    assert len(model.verify_requests) == 4 + 3 and len(model.sub_requests) == 4 + 3
     assert all(
         r.params.temperature == 0 and r.params.max_tokens <= 4 for r in model.verify_requests
     )
