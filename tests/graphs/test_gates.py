@@ -69,7 +69,8 @@ async def test_verified_mode_stores_every_verdict_and_passes_only_supported_note
     model = ScriptedModel(
         main=[calls(*windows), "<think>x</think><answer>A</answer>"], sub=sub, verify=verify
     )
-    result = await ask(model, board, needle_video, board_mode="verified")
+    # the gate alone, as the board study's reference has it: no second look
+    result = await ask(model, board, needle_video, board_mode="verified", verify_rereads=0)
     notes = {n.key: n.verdict for n in board.notes(result.run_id)}
     assert notes == {
         "t0c0": "SUPPORTED",
@@ -82,8 +83,7 @@ async def test_verified_mode_stores_every_verdict_and_passes_only_supported_note
     for hidden in ("10.0 - 20.0", "20.0 - 30.0", "30.0 - 40.0"):
         assert f"note about {hidden}" not in responses
     assert responses.count("No verified finding") == 3
-    # each window the gate did not support was read once more, and checked again
-    assert len(model.verify_requests) == 4 + 3 and len(model.sub_requests) == 4 + 3
+    assert len(model.verify_requests) == 4
     assert all(
         r.params.temperature == 0 and r.params.max_tokens <= 4 for r in model.verify_requests
     )
