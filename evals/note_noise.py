@@ -7,10 +7,13 @@
 note reaches the board, the verify gate and the main agent exactly as a sub-agent's own
 misread would. Other roles pass through.
 
-Draws are seeded by ``seed`` and the call (the video's file name, window, turn, call index,
-and how many times that same call was made before), not by arrival order or the folder the
-data lives in, so a study reruns the same noise wherever it runs; a window asked again (a
-later turn, another vote) draws again.
+Draws are seeded by ``seed``, the sample being evaluated (``evals.current_sample``) and the
+call (the video's file name, window, turn, call index, and how many times that sample made
+that same call before), not by arrival order or the folder the data lives in, so a study
+reruns the same noise wherever it runs, and every configuration misreads a sample's same
+call alike; a window asked again (a later turn, a second look, another vote) draws again.
+Before the sample was part of the key (:data:`VERSION` 1), the questions of one video drew
+in the order they arrived, so two configurations could misread a call differently.
 """
 
 from __future__ import annotations
@@ -26,9 +29,12 @@ from typing import Any
 from agents.client.completion import ChatModel, Completion, TextSink
 from agents.misreads import KINDS, misread, misreadable
 from agents.requests import ModelRequest
+from evals.current_sample import CURRENT_SAMPLE
 
 #: The study options that set the noise (recorded in the spec, never passed to a loader).
-OPTIONS = ("note_noise", "note_noise_seed")
+OPTIONS = ("note_noise", "note_noise_seed", "note_noise_version")
+#: How draws are keyed (recorded in a noisy study's spec): 2 keys them on the sample too.
+VERSION = 2
 _LABEL = re.compile(r"^<(\d+(?:\.\d+)?) seconds>$")
 
 
@@ -61,7 +67,10 @@ class NoisyNotes:
 
     def _rng(self, request: ModelRequest) -> random.Random:
         videos = sorted({PurePath(ref["video"]).name for ref in request.frames})
-        key = f"{self.seed}|{videos}|{request.window}|{request.turn}|{request.call_index}"
+        key = (
+            f"{self.seed}|{CURRENT_SAMPLE.get()}|{videos}|{request.window}|{request.turn}|"
+            f"{request.call_index}"
+        )
         self.calls[key] += 1
         digest = hashlib.sha256(f"{key}|{self.calls[key]}".encode()).hexdigest()
         return random.Random(int(digest[:16], 16))
@@ -94,6 +103,12 @@ def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], float, int]:
     >>> split_options({"n_videos": 4, "note_noise": 0.3})
     ({'n_videos': 4}, 0.3, 0)
     """
+    version = options.get("note_noise_version", VERSION)
+    if int(version) != VERSION:
+        raise ValueError(
+            f"note_noise_version {version} is not this project's ({VERSION}: draws keyed on "
+            "the sample too); drop the option to draw the current way"
+        )
     loader = {k: v for k, v in options.items() if k not in OPTIONS}
     rate = float(options.get("note_noise") or 0.0)
     return loader, rate, int(options.get("note_noise_seed") or 0)

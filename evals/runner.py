@@ -22,6 +22,7 @@ from agents.question_rules import QuestionRefused
 from agents.requests import ModelRequest
 from agents.scoring.extract import extract_answer
 from evals.costs import sample_cost, sum_costs
+from evals.current_sample import CURRENT_SAMPLE
 from evals.lmms_layout import write_lmms_eval_files
 from evals.records import SampleLog, record_problem, sample_to_json, write_json_atomic
 from evals.release_prompts import RELEASE_PROMPTS, release_prompt
@@ -177,6 +178,7 @@ async def evaluate(
     scores: list[float] = []
 
     async def run_one(doc_id: int, sample: Sample) -> None:
+        CURRENT_SAMPLE.set(sample.id)  # this task's own context: its sample's calls only
         async with gate:
             record = await _run_sample(
                 graph, board, task, sample, doc_id, context, profile, spec.votes

@@ -25,6 +25,7 @@ from typing import Any
 from agents.client.completion import ChatModel
 from evals import pareto
 from evals.compare import compare_runs
+from evals.note_noise import VERSION as NOISE_VERSION
 from evals.note_noise import NoisyNotes, split_options
 from evals.records import write_json_atomic
 from evals.runner import evaluate
@@ -66,8 +67,8 @@ async def run_study(
     base = base or Context(**task.context)
     options = dict(options or {})
     loader_options, noise, noise_seed = split_options(options)
-    if noise:
-        options["note_noise_seed"] = noise_seed  # the seed is part of the spec too
+    if noise:  # the seed and how draws are keyed are part of the spec too
+        options.update(note_noise_seed=noise_seed, note_noise_version=NOISE_VERSION)
     loading = dataclasses.replace(task, load=functools.partial(_load, task.load, loader_options))
     folders: dict[str, Path] = {}
     for name in configs:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 
 from agents.misreads import misread, misreadable
 from agents.requests import ModelRequest, SamplingParams
+from evals.current_sample import CURRENT_SAMPLE
 from evals.note_noise import NoisyNotes, split_options
 from evals.study import run_study
 from evals.tasks import get_task
@@ -95,6 +97,27 @@ async def test_the_same_window_asked_again_draws_again():
     assert 0 < sum(draws) < 60
 
 
+async def test_a_sample_draws_the_same_whichever_samples_ran_before_it():
+    """Questions on one video make the same calls; each sample's draws are its own, so
+    every configuration misreads a sample's call alike, in any order of arrival."""
+    fake = ScriptedModel(sub=lambda r: NOTE)
+
+    async def draws(order: list[str]) -> dict[str, list[str]]:
+        noisy, out = NoisyNotes(fake, 0.5, seed=3), {}
+
+        async def one(sample: str) -> None:
+            CURRENT_SAMPLE.set(sample)
+            out[sample] = [(await noisy.complete(sub_request(i))).text for i in range(30)]
+
+        for sample in order:
+            await asyncio.create_task(one(sample))
+        return out
+
+    forward, backward = await draws(["q1", "q2", "q3"]), await draws(["q3", "q2", "q1"])
+    assert forward == backward
+    assert forward["q1"] != forward["q2"], "each sample draws its own"
+
+
 def test_the_noise_options_are_not_the_loaders():
     assert split_options({"n_videos": 2, "note_noise": 0.3, "note_noise_seed": 4}) == (
         {"n_videos": 2},
@@ -102,6 +125,9 @@ def test_the_noise_options_are_not_the_loaders():
         4,
     )
     assert split_options({"n_videos": 2}) == ({"n_videos": 2}, 0.0, 0)
+    assert split_options({"note_noise": 0.3, "note_noise_version": 2})[0] == {}
+    with pytest.raises(ValueError, match="note_noise_version 1"):
+        split_options({"note_noise": 0.3, "note_noise_version": 1})
 
 
 class CropOnce(ScriptedModel):
@@ -173,8 +199,12 @@ async def test_every_configuration_of_a_noisy_study_gets_the_same_misreads(tmp_p
     notes = {}
     for name, run in study["runs"].items():
         board = Board(Path(run) / "board.sqlite")
-        notes[name] = sorted(n["content"] for t in board.traces() for n in t["notes"])
+        notes[name] = {
+            (t["video"], t["question"]): [n["content"] for n in t["notes"]]
+            for t in board.traces()
+        }
         board.close()
-    changed = [n for n in notes["isolated"] if n != NOTE]
-    assert changed and len(changed) < len(notes["isolated"]), "about half are misread"
-    assert notes["isolated"] == notes["shared"], "the same calls are misread alike"
+    every = [n for ns in notes["isolated"].values() for n in ns]
+    changed = [n for n in every if n != NOTE]
+    assert changed and len(changed) < len(every), "about half are misread"
+    assert notes["isolated"] == notes["shared"], "each question's calls are misread alike"
