@@ -44,29 +44,18 @@ def window_timestamps(
     return [round(start + (k + 0.5) * step, 6) for k in range(max_frames)]
 
 
-def shifted_window(
-    start: float, end: float, times: Sequence[float], duration: float, fraction: float = 0.5
-) -> tuple[float, float]:
-    """The window `[start, end)` moved by `fraction` of the spacing of its frame `times`:
-    later while the video lasts, else earlier, else (a window as long as the video) cut
-    short at its start. Sampled the way the first was, its frames fall between the first's.
+def between_times(times: Sequence[float], end: float) -> list[float]:
+    """The times halfway between each of a window's frame times and the next (the window's
+    `end` after the last): a second look at the window that sees none of the first's frames.
 
-    >>> shifted_window(0.0, 60.0, [2.5, 7.5, 12.5], 240.0)
-    (2.5, 62.5)
-    >>> shifted_window(180.0, 240.0, [182.5, 187.5], 240.0)
-    (177.5, 237.5)
-    >>> shifted_window(0.0, 60.0, [10.0, 30.0, 50.0], 60.0)
-    (10.0, 60.0)
+    >>> between_times([2.5, 7.5, 12.5], 15.0)
+    [5.0, 10.0, 13.75]
+    >>> between_times([10.0, 11.0, 12.0], 13.0)
+    [10.5, 11.5, 12.5]
     """
-    if not 0 < fraction < 1:
-        raise ValueError(f"a shift is a fraction of a frame step in (0, 1), got {fraction}")
-    step = times[1] - times[0] if len(times) > 1 else end - start
-    move = round(fraction * step, 6)
-    if end + move <= duration:
-        return start + move, end + move
-    if start - move >= 0:
-        return start - move, end - move
-    return start + move, end
+    if not times or end < times[-1]:
+        raise ValueError(f"need frame times that end by the window's end {end}, got {times}")
+    return [round((a + b) / 2, 6) for a, b in zip(times, [*times[1:], end], strict=True)]
 
 
 def nearest_time(sorted_times: Sequence[float], t: float) -> float:

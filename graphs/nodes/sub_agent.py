@@ -69,30 +69,20 @@ async def read_window(
     return note, usage, [model_call(run_id, request, completion)]
 
 
-async def video_info(path: str) -> video.VideoInfo:
-    """The video's probe, read once per process (off the event loop)."""
-    return video.probed(path) or await asyncio.to_thread(video.probe, path)
-
-
-async def look_at(window: Window, ctx: Context) -> dict[str, Any]:
-    """The frame reference of `window` under the run's protocol."""
-    protocol = get_protocol(ctx.protocol)
-    info = await video_info(window.video)
-    if protocol.name == "paravt":
-        return protocol.window_frames(window, info, ctx)  # arithmetic only
-    # the frame table is read from the file's packets once per process
-    return await asyncio.to_thread(protocol.window_frames, window, info, ctx)
-
-
 def make_sub_agent(llm: ChatModel | None, board: BoardStore):
     async def sub_agent(
         task: SubAgentTask, runtime: Runtime[Context]
     ) -> Command[Literal["verify_gate", "collect"]]:
         ctx = effective(runtime.context)
+        protocol = get_protocol(ctx.protocol)
         window = Window(
             task["video"], task["media"], task["start"], task["end"], task["turn"], task["index"]
         )
-        frames = await look_at(window, ctx)
+        info = video.probed(window.video) or await asyncio.to_thread(video.probe, window.video)
+        if protocol.name == "paravt":
+            frames = protocol.window_frames(window, info, ctx)  # arithmetic only
+        else:  # the frame table is read from the file's packets once per process
+            frames = await asyncio.to_thread(protocol.window_frames, window, info, ctx)
         content, usage, model_calls = await read_window(
             model_of(runtime.context, llm),
             ctx,

@@ -3,29 +3,26 @@
 Only `verified` board mode routes text findings here (`graphs.notes.needs_verification`);
 otherwise a sub-agent posts its own note and the run skips this node.
 
-A note the gate does not support is not withheld at once: the window is read again, up to
-`verify_rereads` times, moved by a fraction of its frame step
-(`agents.media.sampling.shifted_window`) so that it is sampled as the sub-agent always
-samples a window and its frames fall between the first ones, and the new note is checked
-the same way. A misread that comes from the frames a look happened to sample, or from a
-model that reads wrong now and then, then costs one more read instead of the window's
-finding; a note the model cannot support from any look is withheld. The note keeps the
-window the main agent asked for; its frame times are those of the last look.
+A note the gate does not support is not withheld at once: the window is read again from the
+frames between the first ones (`agents.media.sampling.between_times`), up to
+`verify_rereads` times, and the new note is checked the same way. A misread that comes from
+the frames a look happened to sample, or from a model that reads wrong now and then, then
+costs one more read of that window instead of its finding; a note the model cannot support
+from either set of frames is withheld. (A second look at the window moved by half a frame
+step, sampled the usual way, did worse with paravt-nano: docs/nano.md.)
 """
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 from langgraph.runtime import Runtime
 
 from agents import prompts
 from agents.client.completion import ChatModel
-from agents.media.sampling import shifted_window
+from agents.media.sampling import between_times
 from agents.sub_turn import Window, verifier_request
 from agents.verify import parse_verdict
 from graphs.context import Context, effective, model_of
-from graphs.nodes.sub_agent import look_at, read_window, video_info
+from graphs.nodes.sub_agent import read_window
 from graphs.notes import needs_verification, post_note
 from graphs.runs.traces import model_call
 from graphs.state import ModelCall, ToolResult, VerifyTask
@@ -66,19 +63,16 @@ def make_verify_gate(llm: ChatModel | None, board: BoardStore):
                 result["index"],
             )
             rereads = 0 if task["media"] in STILL_MEDIA else ctx.verify_rereads
-            first, look = result["timestamps"], window
             for read in range(rereads + 1):
                 if read:
-                    duration = (await video_info(window.video)).duration
-                    start, end = shifted_window(
-                        window.start, window.end, first, duration, read / (rereads + 1)
+                    times = between_times(result["timestamps"], window.end)
+                    frames = prompts.frames_part(
+                        window.video, times, ctx.crop_max_pixels, result.get("region")
                     )
-                    look = replace(window, start=start, end=end)
-                    frames = await look_at(look, ctx)
                     content, more, calls = await read_window(
                         model,
                         ctx,
-                        look,
+                        window,
                         frames,
                         run_id=task["run_id"],
                         question=task["question"],
@@ -87,7 +81,7 @@ def make_verify_gate(llm: ChatModel | None, board: BoardStore):
                     result.update(timestamps=list(frames["timestamps"]), content=content)
                     usage = {k: usage[k] + more[k] for k in usage}
                     model_calls += calls
-                result["verdict"], call = await check(model, task, look, result, ctx)
+                result["verdict"], call = await check(model, task, window, result, ctx)
                 model_calls.append(call)
                 if result["verdict"] == "SUPPORTED":
                     break
