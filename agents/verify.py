@@ -41,6 +41,21 @@ def cited_frames(claim: str, times: Sequence[float]) -> list[int]:
     return cited or list(range(len(times)))
 
 
+def outside_window(claim: str, start: float, end: float) -> bool:
+    """Whether the claim names spans and every one lies outside the window [start, end) its
+    frames came from: no frame of that window can show what it says, so no check is asked.
+
+    >>> outside_window("Seen: blue circle from 125 to 145 seconds.", 180, 240)
+    True
+    >>> outside_window("Seen: blue circle from 208 to 435 seconds.", 360, 480)
+    False
+    >>> outside_window("No coloured shapes.", 0, 60)
+    False
+    """
+    spans = [(float(a), float(b)) for a, b in SPAN.findall(claim)]
+    return bool(spans) and all(b <= start or a >= end for a, b in spans)
+
+
 def cited_part(frames: Mapping[str, Any], claim: str) -> dict[str, Any]:
     """A frame reference cut down to the frames the claim cites (`cited_frames`)."""
     if "timestamps" not in frames:

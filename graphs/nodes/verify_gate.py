@@ -8,7 +8,11 @@ frames between the first ones (`agents.media.sampling.between_times`), up to
 `verify_rereads` times, and the new note is checked the same way. A misread that comes from
 the frames a look happened to sample, or from a model that reads wrong now and then, then
 costs one more read of that window instead of its finding; a note the model cannot support
-from either set of frames is withheld. (A second look at the window moved by half a frame
+from either set of frames is withheld.
+
+A note whose every span lies outside its window is UNSUPPORTED without a check: the window's
+frames cannot show it (`agents.verify.outside_window`), and a check shown the whole window
+would judge only its colour and shape. (A second look at the window moved by half a frame
 step, sampled the usual way, did worse with paravt-nano: docs/nano.md.)
 """
 
@@ -20,7 +24,7 @@ from agents import prompts
 from agents.client.completion import ChatModel
 from agents.media.sampling import between_times
 from agents.sub_turn import Window, verifier_request
-from agents.verify import parse_verdict
+from agents.verify import outside_window, parse_verdict
 from graphs.context import Context, effective, model_of
 from graphs.nodes.sub_agent import read_window
 from graphs.notes import needs_verification, post_note
@@ -34,7 +38,11 @@ STILL_MEDIA = ("image", "pages")  # one frame per band or page: nothing lies bet
 def make_verify_gate(llm: ChatModel | None, board: BoardStore):
     async def check(
         model: ChatModel, task: VerifyTask, window: Window, result: ToolResult, ctx: Context
-    ) -> tuple[str, ModelCall]:
+    ) -> tuple[str, ModelCall | None]:
+        if task["media"] not in STILL_MEDIA and outside_window(
+            result["content"], window.start, window.end
+        ):
+            return "UNSUPPORTED", None  # it names only times this window does not hold
         frames = prompts.frames_part(
             task["video"], result["timestamps"], ctx.crop_max_pixels, result.get("region")
         )
@@ -82,7 +90,7 @@ def make_verify_gate(llm: ChatModel | None, board: BoardStore):
                     usage = {k: usage[k] + more[k] for k in usage}
                     model_calls += calls
                 result["verdict"], call = await check(model, task, window, result, ctx)
-                model_calls.append(call)
+                model_calls += [call] if call else []
                 if result["verdict"] == "SUPPORTED":
                     break
         await post_note(board, {**task, "usage": usage}, result)

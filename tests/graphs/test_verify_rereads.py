@@ -65,3 +65,17 @@ async def test_a_supported_note_is_read_once(needle_video, board):
     model = ScriptedModel(main=[calls((0, 10)), ANSWER], sub=by_first_frame)
     await ask(model, board, needle_video, board_mode="verified", verify_rereads=3)
     assert len(model.sub_requests) == 1 and len(model.verify_requests) == 1
+
+
+async def test_a_note_that_names_only_times_outside_its_window_is_not_sent_to_a_check(
+    needle_video, board
+):
+    def elsewhere(request):
+        t = frame_times(request)[0]
+        return f"Seen: red circle from {t + 30:g} to {t + 35:g} seconds; the circle is red."
+
+    model = ScriptedModel(main=[calls((0, 10)), ANSWER], sub=elsewhere)
+    result = await ask(model, board, needle_video, board_mode="verified")
+    assert len(model.sub_requests) == 2 and model.verify_requests == []
+    (note,) = board.notes(result.run_id)
+    assert note.verdict == "UNSUPPORTED" and "No verified finding" in last_tool_text(model, 1)
