@@ -2,6 +2,8 @@
 
     python bench/nano_study.py                       # the shipped nano -> bench/nano_study.json
     python bench/nano_study.py --model build/nano/para_grpo/checkpoint --json /tmp/s.json
+    python bench/nano_study.py --configs shared verified verified_length --verify-rereads 0 \
+        --json bench/nano_study_rereads0.json --figure /tmp/rereads0.png
 
 Runs ``evals.study.run_study`` on the needle test split (the first ``--videos`` videos, three
 questions each) against the local server on the checkpoint, over real HTTP, twice: with
@@ -31,6 +33,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from nano_eval import weights_digest  # noqa: E402
 
 from agents.client.llm import OpenAIChatModel  # noqa: E402
+from evals.note_noise import VERSION as NOISE_VERSION  # noqa: E402
 from evals.study import STUDY_CONFIGS, run_study  # noqa: E402
 from evals.tasks import get_task  # noqa: E402
 from graphs.context import Context  # noqa: E402
@@ -47,6 +50,8 @@ BASES = {
     "shared_vote5": "shared",
 }
 TOOL_USING = ("isolated", "shared", "verified", "verified_length", "shared_vote5")
+#: The graph settings the record repeats from every run's spec.
+RECORDED_SETTINGS = ("max_turns", "overview_frames", "verify_rereads")
 #: The label of the table without note noise (the noisy one is "note noise 0.3").
 CLEAN = "no note noise"
 
@@ -133,7 +138,12 @@ def plot(tables: dict[str, dict], path: Path) -> Path:
 
 async def main_async(args) -> dict:
     task = get_task("needle")
-    base = replace(Context(**task.context), max_new_tokens=256, summary_max_tokens=48)
+    base = replace(
+        Context(**task.context),
+        max_new_tokens=256,
+        summary_max_tokens=48,
+        verify_rereads=args.verify_rereads,
+    )
     work = args.work / weights_digest(args.model)
     tables = {}
     with local_server(args.model, log_path=work / "server.log") as url:
@@ -148,7 +158,7 @@ async def main_async(args) -> dict:
                     model=await llm.model_name(),
                     llm=llm,
                     out_root=work,
-                    configs=list(STUDY_CONFIGS),
+                    configs=args.configs,
                     base=base,
                     options=options,
                     concurrency=args.concurrency,
@@ -161,7 +171,8 @@ async def main_async(args) -> dict:
         "weights_sha256_12": work.name,
         "videos": args.videos,
         "note_noise": args.noise,
-        "context": {k: v for k, v in vars(base).items() if k in ("max_turns", "overview_frames")},
+        "note_noise_version": NOISE_VERSION,
+        "context": {k: v for k, v in vars(base).items() if k in RECORDED_SETTINGS},
         "tool_using": list(TOOL_USING),
         "tables": tables,
     }
@@ -175,6 +186,15 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=ROOT / ".paravt" / "data")
     parser.add_argument("--work", type=Path, default=ROOT / ".paravt" / "nano-study")
     parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument(
+        "--configs", nargs="+", choices=list(STUDY_CONFIGS), default=list(STUDY_CONFIGS)
+    )
+    parser.add_argument(
+        "--verify-rereads",
+        type=int,
+        default=Context.verify_rereads,
+        help="The verify gate's second looks (0: the gate withholds at once).",
+    )
     parser.add_argument("--json", type=Path, default=Path(__file__).with_suffix(".json"))
     parser.add_argument("--figure", type=Path, default=ROOT / "docs" / "figures" / "nano-study.png")
     args = parser.parse_args()
