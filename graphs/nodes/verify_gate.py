@@ -23,6 +23,7 @@ from langgraph.runtime import Runtime
 from agents import prompts
 from agents.client.completion import ChatModel
 from agents.media.sampling import between_times
+from agents.media.stills import IMAGE, PAGES
 from agents.sub_turn import Window, verifier_request
 from agents.verify import outside_window, parse_verdict
 from graphs.context import Context, effective, model_of
@@ -32,7 +33,7 @@ from graphs.runs.traces import model_call
 from graphs.state import ModelCall, ToolResult, VerifyTask
 from graphs.store.board import BoardStore
 
-STILL_MEDIA = ("image", "pages")  # one frame per band or page: nothing lies between them
+STILL_MEDIA = (IMAGE, PAGES)  # one frame per band or page: nothing lies between them
 
 
 def make_verify_gate(llm: ChatModel | None, board: BoardStore):

@@ -115,6 +115,24 @@ async def test_an_image_window_is_a_band_for_the_subagent_and_the_verifier(split
     assert "band from 50% to 100%" in sub.text()
 
 
+async def test_a_rejected_image_band_gets_no_second_look(split_image, board):
+    """A band is one frame: there are no frames between, so the gate withholds at once."""
+    model = ScriptedModel(
+        main=[calls((0.5, 1.0)), "<think>x</think><answer>A</answer>"],
+        verify=lambda request: "UNSUPPORTED",
+    )
+    graph = compile_graph(model, board, checkpointer=InMemorySaver())
+    result = await run_question(
+        graph,
+        board,
+        video_path=str(split_image),
+        question=Question("Colour?"),
+        context=Context(board_mode="verified", verify_rereads=2),
+    )
+    assert len(model.sub_requests) == 1 and len(model.verify_requests) == 1
+    assert board.notes(result.run_id)[0].verdict == "UNSUPPORTED"
+
+
 def test_a_folder_of_unreadable_pages_is_a_clear_error(tmp_path):
     (tmp_path / "page_1.png").write_bytes(b"not an image")
     with pytest.raises(VideoError, match=r"page_1\.png cannot be read as an image"):
