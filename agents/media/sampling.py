@@ -44,18 +44,24 @@ def window_timestamps(
     return [round(start + (k + 0.5) * step, 6) for k in range(max_frames)]
 
 
-def between_times(times: Sequence[float], end: float) -> list[float]:
-    """The times halfway between each of a window's frame times and the next (the window's
-    `end` after the last): a second look at the window that sees none of the first's frames.
+def between_times(times: Sequence[float], end: float, fraction: float = 0.5) -> list[float]:
+    """The times `fraction` of the way from each of a window's frame times to the next (the
+    window's `end` after the last): halfway by default, a second look at the window that
+    sees none of the first's frames; looks at 1/3 and 2/3 see none of each other's either.
 
     >>> between_times([2.5, 7.5, 12.5], 15.0)
     [5.0, 10.0, 13.75]
     >>> between_times([10.0, 11.0, 12.0], 13.0)
     [10.5, 11.5, 12.5]
+    >>> between_times([0.0, 3.0], 6.0, fraction=1 / 3)
+    [1.0, 4.0]
     """
     if not times or end < times[-1]:
         raise ValueError(f"need frame times that end by the window's end {end}, got {times}")
-    return [round((a + b) / 2, 6) for a, b in zip(times, [*times[1:], end], strict=True)]
+    if not 0 < fraction < 1:
+        raise ValueError(f"a look between frames lies strictly between them, got {fraction}")
+    after = [*times[1:], end]
+    return [round(a + fraction * (b - a), 6) for a, b in zip(times, after, strict=True)]
 
 
 def nearest_time(sorted_times: Sequence[float], t: float) -> float:

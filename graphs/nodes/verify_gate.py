@@ -5,7 +5,8 @@ otherwise a sub-agent posts its own note and the run skips this node.
 
 A note the gate does not support is not withheld at once: the window is read again from the
 frames between the first ones (`agents.media.sampling.between_times`), up to
-`verify_rereads` times, and the new note is checked the same way. A misread that comes from
+`verify_rereads` times (look k of n a k/n share of the way from each first frame to the
+next, so no look sees another's frames), and the new note is checked the same way. A misread that comes from
 the frames a look happened to sample, or from a model that reads wrong now and then, then
 costs one more read of that window instead of its finding; a note the model cannot support
 from either set of frames is withheld.
@@ -72,9 +73,10 @@ def make_verify_gate(llm: ChatModel | None, board: BoardStore):
                 result["index"],
             )
             rereads = 0 if task["media"] in STILL_MEDIA else ctx.verify_rereads
+            first = result["timestamps"]
             for read in range(rereads + 1):
-                if read:
-                    times = between_times(result["timestamps"], window.end)
+                if read:  # each look a further share of the way between the first's frames
+                    times = between_times(first, window.end, read / (rereads + 1))
                     frames = prompts.frames_part(
                         window.video, times, ctx.crop_max_pixels, result.get("region")
                     )
