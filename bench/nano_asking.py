@@ -16,14 +16,35 @@ from pathlib import Path
 from nano_phrasings import Phrased, held_out, score, table
 
 from agents import benchmark
+from agents.sub_turn import Window, window_frames
 from evals.tasks.needle import SPLIT_SEEDS, split_folder
 from graphs.builder import compile_graph
 from graphs.context import Context
 from graphs.runs.run import run_question
 from graphs.store.sqlite_board import Board
+from training.nano.oracle import WINDOWS
 
 #: The settings of bench/nano_eval.py's runs: the benchmark's, with its token caps.
 CONTEXT = replace(Context(**benchmark.GRAPH_SETTINGS), max_new_tokens=256, summary_max_tokens=48)
+
+
+def quarter_windows(video) -> list[tuple[Window, dict]]:
+    """Each quarter of `video` (the windows the main agent asks for) with its frame reference
+    under :data:`CONTEXT`."""
+    step = video.duration / WINDOWS
+    windows = [Window(video.path, "h264", k * step, (k + 1) * step, 0, k) for k in range(WINDOWS)]
+    return [
+        (
+            window,
+            window_frames(
+                window,
+                fps=CONTEXT.crop_fps,
+                max_frames=CONTEXT.crop_max_frames,
+                max_pixels=CONTEXT.crop_max_pixels,
+            ),
+        )
+        for window in windows
+    ]
 
 
 def test_videos(data_dir: Path, n_videos: int):

@@ -26,17 +26,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from nano_asking import CONTEXT, test_videos  # noqa: E402
+from nano_asking import CONTEXT, quarter_windows, test_videos  # noqa: E402
 from nano_diagnosis import note_counts  # noqa: E402
 
 from agents.client.llm import OpenAIChatModel  # noqa: E402
 from agents.media import frame_store  # noqa: E402
 from agents.media.sampling import between_times  # noqa: E402
 from agents.protocols import get_protocol  # noqa: E402
-from agents.sub_turn import Window, window_frames  # noqa: E402
+from agents.sub_turn import Window  # noqa: E402
 from graphs.runs.offload import prepare_request  # noqa: E402
 from serving.launch import local_server  # noqa: E402
-from training.nano.oracle import WINDOWS, window_note  # noqa: E402
+from training.nano.oracle import window_note  # noqa: E402
 
 LOOKS = ("first", "between")
 
@@ -44,15 +44,8 @@ LOOKS = ("first", "between")
 def look_frames(video) -> list[tuple[str, Window, dict]]:
     """(look, window, frame reference) for each quarter of `video`, at its usual frames and at
     the frames between them."""
-    looks, step = [], video.duration / WINDOWS
-    for k in range(WINDOWS):
-        window = Window(video.path, "h264", k * step, (k + 1) * step, 0, k)
-        first = window_frames(
-            window,
-            fps=CONTEXT.crop_fps,
-            max_frames=CONTEXT.crop_max_frames,
-            max_pixels=CONTEXT.crop_max_pixels,
-        )
+    looks = []
+    for window, first in quarter_windows(video):
         between = {**first, "timestamps": between_times(first["timestamps"], window.end)}
         looks += [("first", window, first), ("between", window, between)]
     return looks

@@ -21,26 +21,19 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from nano_asking import CONTEXT, test_videos
+from nano_asking import quarter_windows, test_videos
 
 from agents.misreads import KINDS, misread
-from agents.sub_turn import Window, verifier_request, window_frames
+from agents.sub_turn import Window, verifier_request
 from agents.verify import parse_verdict
-from training.nano.oracle import WINDOWS, frame_times, window_note
+from training.nano.oracle import frame_times, window_note
 
 
 def window_cases(video, rng: random.Random) -> list[tuple[str, Window, dict, str]]:
     """(case, window, frames, note) for each quarter of `video`: "right_needle" or
     "right_empty", and one "<kind>" case per misread of a needle's note."""
-    cases, step = [], video.duration / WINDOWS
-    for k in range(WINDOWS):
-        window = Window(video.path, "h264", k * step, (k + 1) * step, 0, k)
-        frames = window_frames(
-            window,
-            fps=CONTEXT.crop_fps,
-            max_frames=CONTEXT.crop_max_frames,
-            max_pixels=CONTEXT.crop_max_pixels,
-        )
+    cases = []
+    for window, frames in quarter_windows(video):
         probe = verifier_request(window, frames, question="", claim="")
         times = frame_times(probe.wire()[-1])
         note = window_note(video, times, window.end)

@@ -77,16 +77,16 @@ def test_an_image_band_is_decoded_at_the_full_budget(split_image):
     assert video.frame_label(info, 0.0, (0.5, 1.0)) == "<image, rows 50% to 100% of its height>"
 
 
+async def ask(model, board, path, question: str, **context):
+    graph = compile_graph(model, board, checkpointer=InMemorySaver())
+    return await run_question(
+        graph, board, video_path=str(path), question=Question(question), context=Context(**context)
+    )
+
+
 async def test_a_deck_runs_with_page_windows(deck, board):
     model = ScriptedModel(main=[calls((1, 3)), "<think>x</think><answer>A</answer>"])
-    graph = compile_graph(model, board, checkpointer=InMemorySaver())
-    result = await run_question(
-        graph,
-        board,
-        video_path=str(deck),
-        question=Question("What colour?"),
-        context=Context(overview_frames=16),
-    )
+    result = await ask(model, board, deck, "What colour?", overview_frames=16)
     assert result.trace["overview"]["timestamps"] == [0.5, 1.5, 2.5]
     assert "page k spans seconds k-1 to k" in model.main_requests[0].messages[0]["content"]
     (sub,) = model.sub_requests
@@ -97,14 +97,7 @@ async def test_a_deck_runs_with_page_windows(deck, board):
 
 async def test_an_image_window_is_a_band_for_the_subagent_and_the_verifier(split_image, board):
     model = ScriptedModel(main=[calls((0.5, 1.0)), "<think>x</think><answer>A</answer>"])
-    graph = compile_graph(model, board, checkpointer=InMemorySaver())
-    result = await run_question(
-        graph,
-        board,
-        video_path=str(split_image),
-        question=Question("Colour?"),
-        context=Context(board_mode="verified"),
-    )
+    result = await ask(model, board, split_image, "Colour?", board_mode="verified")
     assert result.status == "answered"
     assert "fractions of its height" in model.main_requests[0].messages[0]["content"]
     (sub,) = model.sub_requests
@@ -121,13 +114,8 @@ async def test_a_rejected_image_band_gets_no_second_look(split_image, board):
         main=[calls((0.5, 1.0)), "<think>x</think><answer>A</answer>"],
         verify=lambda request: "UNSUPPORTED",
     )
-    graph = compile_graph(model, board, checkpointer=InMemorySaver())
-    result = await run_question(
-        graph,
-        board,
-        video_path=str(split_image),
-        question=Question("Colour?"),
-        context=Context(board_mode="verified", verify_rereads=2),
+    result = await ask(
+        model, board, split_image, "Colour?", board_mode="verified", verify_rereads=2
     )
     assert len(model.sub_requests) == 1 and len(model.verify_requests) == 1
     assert board.notes(result.run_id)[0].verdict == "UNSUPPORTED"
