@@ -76,6 +76,16 @@ class FrameCache:
             self.stats["memory_hits"] += 1
             return self._memory[key]
 
+    def find(self, pick: Callable[[Hashable, Any], Any]) -> Any:
+        """The first non-None ``pick(key, value)`` over the values in memory, or None; never
+        makes or loads one."""
+        with self._lock:
+            entries = list(self._memory.items())
+        for key, value in reversed(entries):  # the most recently used first
+            if (found := pick(key, value)) is not None:
+                return found
+        return None
+
     def clear_memory(self) -> None:
         with self._lock:
             self._memory.clear()

@@ -37,6 +37,9 @@ def encode_frames(
     options = {"size": look[0], "encoding": look[1]} if look else {}
 
     def make() -> tuple[Frame, ...]:
+        if (picked := _picked_from_memory(key, times)) is not None:
+            FRAME_CACHE.stats["frames_reused"] += len(times)
+            return picked
         FRAME_CACHE.stats["frames_decoded"] += len(times)
         decode = DECODE_POOL.decode if DECODE_POOL is not None else decode_frames
         return tuple(
@@ -73,6 +76,21 @@ def ref_frames(ref: Mapping[str, Any], *, cached_only: bool = False) -> tuple[Fr
     sampling = ref.get("sampling", "exact")
     look = (tuple(ref["size"]), ref.get("encoding", "area")) if ref.get("size") else None
     return (cached_frames if cached_only else encode_frames)(*args, sampling=sampling, look=look)
+
+
+def _picked_from_memory(key: tuple, times: tuple[float, ...]) -> tuple[Frame, ...] | None:
+    """The frames at `times` picked out of a frame set in memory of the same file, budget,
+    band and look (the verify gate's check shows some of the frames its sub-agent saw), or
+    None when no such set holds them all."""
+    rest = key[:3] + key[4:]  # the key without its times (`_frames_key`)
+
+    def pick(other, frames):
+        if not (isinstance(other, tuple) and other[:3] + other[4:] == rest):
+            return None
+        by_time = {f.requested: f for f in frames}
+        return tuple(by_time[t] for t in times) if all(t in by_time for t in times) else None
+
+    return FRAME_CACHE.find(pick)
 
 
 def _frames_key(path, timestamps, max_pixels, region, sampling, look=None):

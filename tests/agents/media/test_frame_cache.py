@@ -53,3 +53,17 @@ def test_the_memory_cache_is_bounded():
     cache.get_or_make(4, lambda: -1, dump=lambda v: [], load=lambda e: None)
     cache.get_or_make(0, lambda: -1, dump=lambda v: [], load=lambda e: None)
     assert cache.stats["made"] == 6 and cache.stats["memory_hits"] == 1
+
+
+def test_a_subset_of_a_set_in_memory_is_picked_out_not_decoded(needle_video, monkeypatch):
+    """The verify gate's check shows some of the frames its sub-agent saw."""
+    cache = FrameCache()
+    monkeypatch.setattr(frame_store, "FRAME_CACHE", cache)
+    window = frame_store.encode_frames(needle_video.path, (26.0, 28.0, 30.0, 32.0), 4096)
+    cited = frame_store.encode_frames(needle_video.path, (28.0, 30.0), 4096)
+    assert cited == window[1:3]
+    assert cache.stats["frames_decoded"] == 4 and cache.stats["frames_reused"] == 2
+    other_budget = frame_store.encode_frames(needle_video.path, (28.0,), 1024)
+    not_held = frame_store.encode_frames(needle_video.path, (28.0, 29.0), 4096)
+    assert cache.stats["frames_decoded"] == 4 + 1 + 2, "another budget, a frame not held"
+    assert other_budget[0].width < window[1].width and not_held[0] == window[1]
