@@ -22,6 +22,10 @@ _WORD = re.compile(r"[A-Za-z]+")
 _PER_FRAME = ("timestamps", "requested", "errors")
 
 
+def _spans(claim: str) -> list[tuple[float, float]]:
+    return [(float(a), float(b)) for a, b in SPAN.findall(claim)]
+
+
 def cited_frames(claim: str, times: Sequence[float]) -> list[int]:
     """The indexes of the frames (at `times`) that the claim's spans point at: a frame from a
     span's start up to, not including, its end, as notes write spans. Every frame when the
@@ -36,7 +40,7 @@ def cited_frames(claim: str, times: Sequence[float]) -> list[int]:
     >>> cited_frames("A man talks.", times), cited_frames("Seen: red cross from 30 to 35 s.", times)
     ([0, 1, 2, 3], [0, 1, 2, 3])
     """
-    spans = [(float(a), float(b)) for a, b in SPAN.findall(claim)]
+    spans = _spans(claim)
     cited = [i for i, t in enumerate(times) if any(a <= t < b or t == a for a, b in spans)]
     return cited or list(range(len(times)))
 
@@ -52,7 +56,7 @@ def outside_window(claim: str, start: float, end: float) -> bool:
     >>> outside_window("No coloured shapes.", 0, 60)
     False
     """
-    spans = [(float(a), float(b)) for a, b in SPAN.findall(claim)]
+    spans = _spans(claim)
     return bool(spans) and all(b <= start or a >= end for a, b in spans)
 
 
