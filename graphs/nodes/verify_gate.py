@@ -6,10 +6,10 @@ otherwise a sub-agent posts its own note and the run skips this node.
 A note the gate does not support is not withheld at once: the window is read again from the
 frames between the first ones (`agents.media.sampling.between_times`), up to
 `verify_rereads` times (look k of n a k/n share of the way from each first frame to the
-next, so no look sees another's frames), and the new note is checked the same way. A misread that comes from
-the frames a look happened to sample, or from a model that reads wrong now and then, then
-costs one more read of that window instead of its finding; a note the model cannot support
-from either set of frames is withheld.
+next, so no look sees another's frames), and the new note is checked the same way. A
+misread that comes from the frames a look happened to sample, or from a model that reads
+wrong now and then, then costs one more read of that window instead of its finding; a note
+the model cannot support from either set of frames is withheld.
 
 A note whose every span lies outside its window is UNSUPPORTED without a check: the window's
 frames cannot show it (`agents.verify.outside_window`), and a check shown the whole window

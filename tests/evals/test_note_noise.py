@@ -200,8 +200,7 @@ async def test_every_configuration_of_a_noisy_study_gets_the_same_misreads(tmp_p
     for name, run in study["runs"].items():
         board = Board(Path(run) / "board.sqlite")
         notes[name] = {
-            (t["video"], t["question"]): [n["content"] for n in t["notes"]]
-            for t in board.traces()
+            (t["video"], t["question"]): [n["content"] for n in t["notes"]] for t in board.traces()
         }
         board.close()
     every = [n for ns in notes["isolated"].values() for n in ns]

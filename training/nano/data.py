@@ -43,6 +43,7 @@ from graphs.runs.traces import call_role, read_jsonl, write_jsonl
 from graphs.store.sqlite_board import Board
 from training.nano import phrasing
 from training.nano.oracle import OracleModel, bind
+from training.nano.second_look import second_look_rows
 from training.nano.verifier_rows import verifier_rows
 from training.sft_data import chat_row, trace_rows
 
@@ -224,11 +225,13 @@ def build_traces(root: str | Path, n_videos: int, *, concurrency: int = 8) -> Pa
     return path
 
 
-def sft_rows(traces_path: str | Path) -> list[dict]:
+def sft_rows(traces_path: str | Path, *, second_looks: float = 0.0) -> list[dict]:
     """SFT rows with each trace's noise tier, the labels of their frames
     (:func:`frame_labels`) and the colours each row's frames show: main-agent conversations,
-    sub-agent notes (never one the noise misread), the verifier's calls, and verifier rows
-    made on the sub-agents' windows (:func:`training.nano.verifier_rows.verifier_rows`)."""
+    sub-agent notes (never one the noise misread), the verifier's calls, verifier rows
+    made on the sub-agents' windows (:func:`training.nano.verifier_rows.verifier_rows`), and
+    for a `second_looks` share of the sub-agent calls a row at the frames between theirs
+    (:func:`training.nano.second_look.second_look_rows`), with verifier rows on it."""
     rows, needles = [], {}
     for trace in read_jsonl(traces_path):
         if trace["status"] != "answered":
@@ -250,6 +253,8 @@ def sft_rows(traces_path: str | Path) -> list[dict]:
             for c in trace["model_calls"]
             if call_role(c) == "verifier"
         ]
+        if second_looks:
+            made += second_look_rows(trace, truth, share=second_looks, misread=misread)
         made += verifier_rows(trace, [r for r in made if r["role"] == "sub_agent"], truth)
         for row in made:
             labels = frame_labels(row["messages"], truth.needles)

@@ -7,8 +7,8 @@ what those steps read: the question block, the tool responses exactly as the gra
 them (``agents.main_turn.replies_content``), and the oracle's turns; a couple of hundred
 tokens, no images. They are made from the benchmark's plans (``agents.benchmark.plan``) of
 train-split seeds, without rendering a video: each window's frame times follow the graph's
-own sampling rule (``oracle.window_frame_times``: ``window_timestamps``, then the nearest frame, half up,
-as the decoder picks it). Per plan:
+own sampling rule (``oracle.window_frame_times``: ``window_timestamps``, then the nearest
+frame, half up, as the decoder picks it). Per plan:
 
 - the benchmark's three questions with its prompt, and :data:`PHRASED` other wordings
   (``training.nano.phrasing``), most as a chat asks them;

@@ -198,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     for flag, shares in (("--shares", args.shares), ("--polish-shares", args.polish_shares)):
         if shares and (min(shares) < 0 or sum(shares) > 1):
             parser.error(f"{flag} {shares}: each share is at least 0 and they add up to at most 1")
+    if not 0 <= args.second_looks <= 1:
+        parser.error(f"--second-looks {args.second_looks}: a share, from 0 to 1")
     if args.sub_agent_base_spelling and not args.spaced_seconds:
         parser.error(
             "--sub-agent-base-spelling respells the spaced seconds: give it --spaced-seconds"
@@ -220,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         plans = range(first_plan, first_plan + args.note_seeds)
         grounded, phrased = args.every_needle_grounded, args.phrased
         note_rows = notes.note_rows(plans, every_needle_grounded=grounded, phrased=phrased)
-        return data.sft_rows(traces) + list(note_rows)
+        return data.sft_rows(traces, second_looks=args.second_looks) + list(note_rows)
 
     @functools.cache
     def distinct_rows() -> list[dict]:

@@ -104,6 +104,14 @@ def parser(description: str, shipped: Path) -> argparse.ArgumentParser:
         "spaced second (a space, then the number) while every prompt reads the new one "
         "(training.nano.spelling).",
     )
+    parser.add_argument(
+        "--second-looks",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="This share of the traces' sub-agent calls also gets a row at the frames between "
+        "its own, as the verify gate's second look reads them (training.nano.second_look).",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--save-every", type=int, default=0, help="SFT step-N/ checkpoints.")
     parser.add_argument(

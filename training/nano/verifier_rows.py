@@ -102,7 +102,8 @@ def verifier_rows(
     spans = {f"sub:{n['turn']}:{n['index']}": (n["start"], n["end"]) for n in trace["notes"]}
     rows = []
     for sub in sub_rows:
-        rng = random.Random(f"verify:{trace['run_id']}:{sub['agent']}")
+        look = f":look{sub['look']}" if sub.get("look", 1) > 1 else ""
+        rng = random.Random(f"verify:{trace['run_id']}:{sub['agent']}{look}")
         user = sub["messages"][-2]
         times = frame_times(user)
         start, end = spans[sub["agent"]]

@@ -76,7 +76,7 @@ def test_a_roles_stage_trains_a_given_nano_on_with_its_tokenizer_and_no_warm_up(
     out = tmp_path / "roles"
     out.mkdir()
     (out / "data").symlink_to(rebuilt[0] / "data")  # the same data: its stage is skipped
-    rebuild(out, "--base", str(base), "--grpo-steps", "0")
+    rebuild(out, "--base", str(base), "--grpo-steps", "0", "--second-looks", "0.5")
     assert not (out / "init").exists()  # no tokenizer of its own
     assert (out / "sft" / "tokenizer.json").read_bytes() == (base / "tokenizer.json").read_bytes()
     weights = (out / "sft" / "model.safetensors").read_bytes()
@@ -86,3 +86,13 @@ def test_a_roles_stage_trains_a_given_nano_on_with_its_tokenizer_and_no_warm_up(
     assert log[1] == {"warm_up": None}
     assert json.loads((out / "timings.json").read_text())["sft"] > 0
     assert not (out / "para_grpo").exists()  # --grpo-steps 0: the SFT checkpoint is the result
+
+
+def test_a_second_look_share_outside_0_to_1_is_refused_before_any_work(tmp_path):
+    command = [sys.executable, "-m", "training.nano.rebuild", "--out", str(tmp_path / "x")]
+    done = subprocess.run(
+        [*command, "--second-looks", "1.5"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2
+    assert "--second-looks 1.5: a share, from 0 to 1" in done.stderr
+    assert not (tmp_path / "x").exists()
