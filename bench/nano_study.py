@@ -173,7 +173,7 @@ async def main_async(args) -> dict:
         "note_noise": args.noise,
         "note_noise_version": NOISE_VERSION,
         "context": {k: v for k, v in vars(base).items() if k in RECORDED_SETTINGS},
-        "tool_using": list(TOOL_USING),
+        "tool_using": [c for c in TOOL_USING if c in args.configs],
         "tables": tables,
     }
 
