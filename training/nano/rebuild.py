@@ -249,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         replace(start, **ROLES) if args.base else start,
         **(dict(zip(SHARES, args.shares, strict=True)) if args.shares else {}),
         steps=args.sft_steps,
+        **({"learning_rate": args.learning_rate} if args.learning_rate else {}),
         claim_weight=args.claim_weight,
         time_weight=args.time_weight,
         sub_agent_base_spelling=args.sub_agent_base_spelling,

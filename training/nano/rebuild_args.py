@@ -30,6 +30,12 @@ def parser(description: str, shipped: Path) -> argparse.ArgumentParser:
     )
     parser.add_argument("--sft-steps", type=int, default=train.SFTSchedule.steps)
     parser.add_argument(
+        "--learning-rate",
+        type=float,
+        default=None,
+        help="SFT's peak learning rate (default: the schedule's, or ROLES' with --base).",
+    )
+    parser.add_argument(
         "--warmup-steps",
         type=int,
         nargs=2,

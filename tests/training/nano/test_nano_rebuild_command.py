@@ -96,3 +96,13 @@ def test_a_second_look_share_outside_0_to_1_is_refused_before_any_work(tmp_path)
     assert done.returncode == 2
     assert "--second-looks 1.5: a share, from 0 to 1" in done.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_a_roles_stage_can_continue_a_nano_at_its_own_learning_rate(rebuilt, tmp_path):
+    base = rebuilt[0] / "sft"
+    out = tmp_path / "continued"
+    out.mkdir()
+    (out / "data").symlink_to(rebuilt[0] / "data")
+    rebuild(out, "--base", str(base), "--grpo-steps", "0", "--learning-rate", "3e-4")
+    log = [json.loads(line) for line in (out / "sft" / "sft.jsonl").read_text().splitlines()]
+    assert log[0]["schedule"]["learning_rate"] == 3e-4
