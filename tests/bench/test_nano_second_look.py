@@ -26,6 +26,7 @@ def test_every_window_is_looked_at_twice_and_no_frame_is_seen_twice():
 def test_rates_divide_by_what_each_rate_is_of():
     counts = Counter(windows=10, notes_exact=5, false_needles=1, needles=4, found_red=3)
     counts.update(needle_shape_right=2, needle_span_exact=1, needle_span_within_one=2)
+    counts.update(spans_stated=5, spans_inside=4)
     assert second_look.rates(counts) == {
         "windows": 10,
         "needles": 4,
@@ -35,9 +36,22 @@ def test_rates_divide_by_what_each_rate_is_of():
         "shape_right": 0.5,
         "span_exact": 0.25,
         "span_within_one_frame": 0.5,
+        "spans_inside_window": 0.8,
     }
     assert second_look.rates(Counter())["span_exact"] is None
 
 
 def test_the_doctests_pass():
     assert doctest.testmod(second_look).failed == 0
+
+
+def test_a_span_counts_as_inside_only_in_order_and_within_its_window():
+    counts = Counter()
+    for note in (
+        "Seen: red circle from 190 to 200 seconds; the circle is red.",
+        "Seen: red circle from 235 to 98 seconds; the circle is red.",
+        "Seen: blue cross from 100 to 100 seconds; the cross is blue.",
+        "No coloured shapes.",
+    ):
+        second_look.count_spans_inside(counts, note, 180.0, 240.0)
+    assert (counts["spans_stated"], counts["spans_inside"]) == (3, 1)
