@@ -21,6 +21,11 @@ ROLE_HEADER = "X-Paravt-Role"
 real servers ignore it; the project's scripted servers route on it."""
 
 
+def subagent_name(turn: int, call_index: int) -> str:
+    """The trace's name for the sub-agent of call `call_index` of main turn `turn`."""
+    return f"sub:{turn}:{call_index}"
+
+
 @dataclass(frozen=True)
 class SamplingParams:
     """Decoding settings for one chat completion."""
@@ -57,7 +62,7 @@ class ModelRequest:
     def agent(self) -> str:
         """The trace's name for the caller: main, sub:<turn>:<call>, verify:<turn>:<call>."""
         if self.role == "sub_agent":
-            return f"sub:{self.turn}:{self.call_index}"
+            return subagent_name(self.turn, self.call_index)
         if self.role == "verifier":
             return f"verify:{self.turn}:{self.call_index}"
         return self.role

@@ -17,7 +17,7 @@ from agents.media import frame_store
 from agents.protocol import render_turn
 from agents.scoring.accuracy import accuracy_reward
 from agents.synthetic import QAItem, read_manifest  # noqa: F401 (QAItem: the doctest)
-from graphs.runs.traces import call_role
+from graphs.runs.traces import call_role, note_windows
 from graphs.store.sqlite_board import Board
 from training.nano.intents import intent_of
 from training.nano.oracle import reasoning, window_note
@@ -155,14 +155,14 @@ def diagnose(folder: Path) -> dict:
     final answer against what the run's own notes imply."""
     counts, replay = Counter(), {"multiple_choice": [], "grounding": [], "open_ended": []}
     for truth, item, trace, subs in run_samples(folder):
-        windows = {f"sub:{n['turn']}:{n['index']}": n for n in trace["notes"]}
+        windows = note_windows(trace)
         notes = []
         for call in subs:
             ref = next(p for p in call["messages"][-1]["content"] if p.get("type") == "frames")
             frames = frame_store.encode_frames(
                 ref["video"], tuple(ref["timestamps"]), ref["max_pixels"]
             )
-            end = windows[call["agent"]]["end"]
+            end = windows[call["agent"]][1]
             times = [f.timestamp for f in frames]
             got = call["completion"]["text"].strip()
             notes.append(got)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from agents.client.completion import Completion
-from agents.requests import ModelRequest
+from agents.requests import ModelRequest, subagent_name
 from graphs.context import Context, settings_of
 from graphs.runs.offload import board_call
 from graphs.state import CallRecord, ModelCall, ToolResult
@@ -138,6 +138,11 @@ def call_role(call: Mapping[str, Any]) -> str:
         return call["role"]
     agent = call.get("agent", "")
     return {"sub": "sub_agent", "verify": "verifier"}.get(agent.split(":", 1)[0], agent)
+
+
+def note_windows(trace: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+    """Each sub-agent of a trace (by its trace name) -> the window (start, end) of its note."""
+    return {subagent_name(n["turn"], n["index"]): (n["start"], n["end"]) for n in trace["notes"]}
 
 
 def total_cost(model_calls: Iterable[Mapping[str, Any]], *, tool_calls: int) -> Cost:

@@ -198,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     for flag, shares in (("--shares", args.shares), ("--polish-shares", args.polish_shares)):
         if shares and (min(shares) < 0 or sum(shares) > 1):
             parser.error(f"{flag} {shares}: each share is at least 0 and they add up to at most 1")
+    if args.learning_rate is not None and args.learning_rate <= 0:
+        parser.error(f"--learning-rate {args.learning_rate}: a peak above 0")
     if not 0 <= args.second_looks <= 1:
         parser.error(f"--second-looks {args.second_looks}: a share, from 0 to 1")
     if args.sub_agent_base_spelling and not args.spaced_seconds:
@@ -249,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         replace(start, **ROLES) if args.base else start,
         **(dict(zip(SHARES, args.shares, strict=True)) if args.shares else {}),
         steps=args.sft_steps,
-        **({"learning_rate": args.learning_rate} if args.learning_rate else {}),
+        **({"learning_rate": args.learning_rate} if args.learning_rate is not None else {}),
         claim_weight=args.claim_weight,
         time_weight=args.time_weight,
         sub_agent_base_spelling=args.sub_agent_base_spelling,

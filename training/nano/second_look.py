@@ -21,7 +21,7 @@ from typing import Any
 from agents import prompts
 from agents.media.sampling import between_times
 from agents.synthetic import SyntheticVideo
-from graphs.runs.traces import call_role
+from graphs.runs.traces import call_role, note_windows
 from training.nano.oracle import frame_times, window_note
 from training.sft_data import chat_row
 
@@ -45,7 +45,7 @@ def second_look_rows(
 ) -> list[dict[str, Any]]:
     """Sub-agent rows of `trace` at a second look, for a `share` of its sub-agent calls
     (drawn by the run and the call), each with ``look: 2``."""
-    spans = {f"sub:{n['turn']}:{n['index']}": (n["start"], n["end"]) for n in trace["notes"]}
+    spans = note_windows(trace)
     rows = []
     for call in trace["model_calls"]:
         agent = call["agent"]
@@ -55,9 +55,9 @@ def second_look_rows(
             continue
         end = spans[agent][1]
         messages = [_moved(m, end) for m in call["messages"]]
-        shown = prompts.expand_frames(messages)[-1]
-        note = window_note(video, frame_times(shown), end)
-        reply = {"role": "assistant", "content": note}
         meta = {"source": "second_look", "run_id": trace["run_id"], "agent": agent, "look": 2}
-        rows.append(chat_row([*messages, reply], **meta, role="sub_agent"))
+        row = chat_row(messages, **meta, role="sub_agent")  # rendered once: images and labels
+        note = window_note(video, frame_times(row["messages"][-1]), end)
+        row["messages"].append({"role": "assistant", "content": [prompts.text_part(note)]})
+        rows.append(row)
     return rows

@@ -30,6 +30,7 @@ from agents import prompts
 from agents.misreads import KINDS, misread
 from agents.synthetic import SyntheticVideo
 from agents.verify import cited_frames, verify_messages
+from graphs.runs.traces import note_windows
 from training.nano.oracle import NO_SHAPES, frame_times, window_note
 from training.nano.reasoning import num, restated_key
 
@@ -99,7 +100,7 @@ def verifier_rows(
 ) -> list[dict[str, Any]]:
     """Verifier rows on the windows of `sub_rows` (sub-agent rows of `trace`), seeded by the
     run and the call."""
-    spans = {f"sub:{n['turn']}:{n['index']}": (n["start"], n["end"]) for n in trace["notes"]}
+    spans = note_windows(trace)
     rows = []
     for sub in sub_rows:
         look = f":look{sub['look']}" if sub.get("look", 1) > 1 else ""

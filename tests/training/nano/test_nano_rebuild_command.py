@@ -88,13 +88,20 @@ def test_a_roles_stage_trains_a_given_nano_on_with_its_tokenizer_and_no_warm_up(
     assert not (out / "para_grpo").exists()  # --grpo-steps 0: the SFT checkpoint is the result
 
 
-def test_a_second_look_share_outside_0_to_1_is_refused_before_any_work(tmp_path):
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--second-looks", "1.5", "--second-looks 1.5: a share, from 0 to 1"),
+        ("--learning-rate", "0", "--learning-rate 0.0: a peak above 0"),
+    ],
+)
+def test_a_share_or_rate_out_of_range_is_refused_before_any_work(tmp_path, flag, value, message):
     command = [sys.executable, "-m", "training.nano.rebuild", "--out", str(tmp_path / "x")]
     done = subprocess.run(
-        [*command, "--second-looks", "1.5"], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [*command, flag, value], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 2
-    assert "--second-looks 1.5: a share, from 0 to 1" in done.stderr
+    assert message in done.stderr
     assert not (tmp_path / "x").exists()
 
 
