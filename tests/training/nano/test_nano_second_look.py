@@ -114,20 +114,15 @@ def test_the_share_draws_calls_by_run_and_skips_misread_notes(gate_traces):
     assert [r["agent"] for r in everyone] == agents
     skipped = second_look_rows(trace, video, share=1, misread={agents[0]})
     assert [r["agent"] for r in skipped] == agents[1:]
-    drawn = {}
-    for trace in traces:
-        first = _first_looks_only(trace)
-        for agent in _looks(first):
-            drawn[trace["run_id"], agent] = agent in {
-                r["agent"] for r in second_look_rows(first, video, share=0.5)
+    calls, drawn, again = set(), set(), set()
+    for each in map(_first_looks_only, traces):
+        calls |= {(each["run_id"], agent) for agent in _looks(each)}
+        for draws in (drawn, again):
+            draws |= {
+                (each["run_id"], r["agent"]) for r in second_look_rows(each, video, share=0.5)
             }
-    assert 0 < sum(drawn.values()) < len(drawn), "a half share draws some calls, not all"
-    again = {
-        (t["run_id"], r["agent"])
-        for t in traces
-        for r in second_look_rows(_first_looks_only(t), video, share=0.5)
-    }
-    assert again == {key for key, kept in drawn.items() if kept}, "the same draws every time"
+    assert set() < drawn < calls, "a half share draws some calls, not all"
+    assert again == drawn, "the same draws every time"
 
 
 def test_sft_rows_with_second_looks_keep_every_first_look_row_and_check_the_new_ones(
