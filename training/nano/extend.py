@@ -11,6 +11,8 @@ rows of the spelling it replaces, so the new token first means what its pieces m
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +21,14 @@ from training.nano import model as nano_model
 from training.nano.train import save_checkpoint
 
 log = logging.getLogger(__name__)
+#: Beside an extended copy: the weights it was extended from, so a later run can tell whether
+#: the copy is of its own base.
+EXTENDED_FROM = "extended_from.json"
+
+
+def weights_sha256(checkpoint: str | Path) -> str:
+    """The sha256 of a checkpoint folder's ``model.safetensors``."""
+    return hashlib.sha256((Path(checkpoint) / "model.safetensors").read_bytes()).hexdigest()
 
 
 def missing_tokens(tokenizer, tokens: Sequence[str]) -> list[str]:
@@ -29,11 +39,13 @@ def missing_tokens(tokenizer, tokens: Sequence[str]) -> list[str]:
 def extend(base: str | Path, out: str | Path, tokens: Sequence[str] = nano_model.VERDICTS) -> Path:
     """`base` with `tokens` as whole tokens, written into `out`; `base` itself when its
     tokenizer already spells each of them as one token. An `out` written before is reused
-    if it spells them all, and refused (ValueError) if not."""
+    if it was extended from these weights and spells them all, and refused (ValueError) if
+    not."""
     import torch
     from transformers import AddedToken, AutoTokenizer, Qwen3VLForConditionalGeneration
 
     base, out = Path(base), Path(out)
+    made_from = {"base_weights_sha256": weights_sha256(base)}
     if (out / "model.safetensors").exists():
         lacking = missing_tokens(AutoTokenizer.from_pretrained(out), tokens)
         if lacking:
@@ -41,6 +53,9 @@ def extend(base: str | Path, out: str | Path, tokens: Sequence[str] = nano_model
                 f"{out} was extended by other tokens and lacks {len(lacking)} of these "
                 f"(first {lacking[0]!r}): remove it to extend {base} again"
             )
+        record = out / EXTENDED_FROM
+        if not record.exists() or json.loads(record.read_text()) != made_from:
+            raise ValueError(f"{out} was not extended from {base}: remove it to extend {base}")
         return out
     tokenizer = AutoTokenizer.from_pretrained(base)
     new = missing_tokens(tokenizer, tokens)
@@ -58,6 +73,7 @@ def extend(base: str | Path, out: str | Path, tokens: Sequence[str] = nano_model
     out.mkdir(parents=True, exist_ok=True)
     tokenizer.save_pretrained(out)
     save_checkpoint(model, base, out)  # and the base's processor configs, template, regime
+    (out / EXTENDED_FROM).write_text(json.dumps(made_from) + "\n")
     log.info(
         "extended %s by %d whole tokens (%s): vocab %d -> %d",
         base,

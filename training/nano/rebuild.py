@@ -81,6 +81,10 @@ def build_init(out: Path, rows: Callable[[], list[dict]], seed: int) -> Path:
     return target
 
 
+#: Beside a finished SFT stage: what it was trained from (:func:`run_sft`).
+TRAINED_FROM = "trained_from.json"
+
+
 def run_sft(
     out: Path,
     init: Path,
@@ -89,11 +93,24 @@ def run_sft(
     name: str = "sft",
 ) -> Path:
     """SFT from `init` on `rows()` (the caller deduplicates them) into ``out/name``, unless
-    it is there already."""
-    target = out / name
-    if not (target / "model.safetensors").exists():
-        train.train_sft(init, rows(), target, schedule)
-        write_regime(target, REGIME)
+    it is there already, trained from the same `init` and schedule (else ResumeRefused: a
+    stage of another run is never shipped as this one's). The rows are not compared: the
+    flags that make them are the caller's to keep."""
+    target, record = out / name, out / name / TRAINED_FROM
+    made_from = {
+        "init_weights_sha256": extend.weights_sha256(init),
+        "schedule": resume.fingerprint(schedule, rows=0)["schedule"],
+    }
+    if (target / "model.safetensors").exists():
+        if not record.exists() or json.loads(record.read_text()) != made_from:
+            raise resume.ResumeRefused(
+                f"{target} was trained from another start or schedule than this run's: "
+                "remove it, or give another --out, to train it again"
+            )
+        return target
+    train.train_sft(init, rows(), target, schedule)
+    write_regime(target, REGIME)
+    record.write_text(json.dumps(made_from) + "\n")
     return target
 
 
@@ -180,10 +197,11 @@ def plot_dynamics(out: Path) -> Path:
 
 
 def ship(checkpoint: Path, target: Path = SHIPPED) -> Path:
-    """Copy the checkpoint's files (weights, tokenizer, processor) into `target`."""
+    """Copy the checkpoint's files (weights, tokenizer, processor) into `target`; not the
+    build's own record of what the stage was trained from."""
     target.mkdir(parents=True, exist_ok=True)
     for path in checkpoint.iterdir():
-        if path.is_file():
+        if path.is_file() and path.name != TRAINED_FROM:
             shutil.copy2(path, target / path.name)
     return target
 

@@ -74,3 +74,11 @@ def test_spaced_seconds_give_each_number_of_a_span_its_own_key(base, tmp_path):
     assert after.decode(ids) == span
     for text in ('{"start_time": 30, "end_time": 600}', "at 37.5 s, 1000 frames"):
         assert after.decode(after.encode(text, add_special_tokens=False)) == text
+
+
+def test_a_copy_extended_from_another_base_is_refused_not_reused(base, tmp_path):
+    out = extend(base, tmp_path / "init", ("SUPPORTED", "PERHAPSNOT"))
+    assert extend(base, out, ("SUPPORTED", "PERHAPSNOT")) == out  # its own base: reused
+    other = nano_model.build_nano(tmp_path / "other", TEXTS, seed=4)
+    with pytest.raises(ValueError, match=r"was not extended from .*other: remove it"):
+        extend(other, out, ("SUPPORTED", "PERHAPSNOT"))

@@ -264,6 +264,27 @@ def test_a_resume_point_from_other_settings_is_refused(straight, tmp_path, monke
     assert (out / "sft" / resume.STATE).exists()  # nothing already done is lost
 
 
+def test_a_finished_sft_of_another_schedule_is_refused_not_shipped(
+    straight, tmp_path, monkeypatch, capsys
+):
+    out = resumable(straight, tmp_path)
+    shutil.copytree(straight / "sft", out / "sft")
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a finished stage of the same start and schedule is reused")
+
+    monkeypatch.setattr(train, "train_sft", no_training)
+    assert build(out) == 0  # the straight run's own stage
+    with pytest.raises(SystemExit) as exited:
+        build(out, steps=4)
+    assert exited.value.code == 2
+    assert "trained from another start or schedule" in capsys.readouterr().err
+    (out / "sft" / rebuild.TRAINED_FROM).unlink()  # a stage that does not say what it was
+    with pytest.raises(SystemExit):  # trained from is not taken on trust
+        build(out)
+    assert (out / "sft" / "model.safetensors").exists()  # nothing already done is lost
+
+
 def test_an_unreadable_resume_point_is_refused_with_what_to_do(tmp_path):
     (tmp_path / resume.STATE).write_bytes(b"not a torch file")
     with pytest.raises(resume.ResumeRefused, match=r"cannot be read.*delete it"):
