@@ -269,13 +269,14 @@ def phrased(
     *,
     group: str | None = None,
     options: bool | None = None,
+    template: str | None = None,
 ) -> QAItem:
-    """One question about `video` in a drawn wording: its item carries the intent (and the
-    right letter, with options) in ``target``."""
+    """One question about `video` in a drawn wording (or `template`, a wording of `group`):
+    its item carries the intent (and the right letter, with options) in ``target``."""
     group = group or rng.choice(list(TEMPLATES))
     ask = ASKS.get(group, group)
     target = rng.choice(video.needles)
-    template = rng.choice(TEMPLATES[group])
+    template = template or rng.choice(TEMPLATES[group])
     question = decorate(
         template.format(
             shape=target.shape,

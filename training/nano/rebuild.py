@@ -49,7 +49,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from agents import benchmark
 from serving.regime import Regime, write_regime
-from training.nano import data, extend, model, notes, rebuild_args, resume, train
+from training.nano import data, extend, model, notes, off_topic, rebuild_args, resume, train
 
 log = logging.getLogger(__name__)
 
@@ -218,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{flag} {shares}: each share is at least 0 and they add up to at most 1")
     if args.learning_rate is not None and args.learning_rate <= 0:
         parser.error(f"--learning-rate {args.learning_rate}: a peak above 0")
+    if args.off_topic < 0:
+        parser.error(f"--off-topic {args.off_topic}: a count, 0 or more")
     if not 0 <= args.second_looks <= 1:
         parser.error(f"--second-looks {args.second_looks}: a share, from 0 to 1")
     if args.sub_agent_base_spelling and not args.spaced_seconds:
@@ -234,15 +236,22 @@ def main(argv: list[str] | None = None) -> int:
         log.info("%s done at %.1f s", name, timings[name])
         return args.stop_after == name
 
-    traces = data.build_traces(args.out / "data", args.videos)
+    folder = args.data or args.out / "data"
+    traces = data.build_traces(folder, args.videos)
+    more = []  # traces beside the data stage's own
+    if args.off_topic:
+        more.append(off_topic.build_traces(folder, args.videos, args.off_topic))
     first_plan = benchmark.SPLIT_SEEDS["train"] + args.videos  # seeds no video uses
 
     @functools.cache  # built only if a stage needs them
     def rows() -> list[dict]:
         plans = range(first_plan, first_plan + args.note_seeds)
         grounded, phrased = args.every_needle_grounded, args.phrased
-        note_rows = notes.note_rows(plans, every_needle_grounded=grounded, phrased=phrased)
-        return data.sft_rows(traces, second_looks=args.second_looks) + list(note_rows)
+        note_rows = notes.note_rows(
+            plans, every_needle_grounded=grounded, phrased=phrased, off_topic=args.off_topic
+        )
+        made = [data.sft_rows(t, second_looks=args.second_looks) for t in [traces, *more]]
+        return [row for part in made for row in part] + list(note_rows)
 
     @functools.cache
     def distinct_rows() -> list[dict]:

@@ -12,6 +12,12 @@ def parser(description: str, shipped: Path) -> argparse.ArgumentParser:
     """The rebuild's flags; ``--ship`` copies the result to `shipped`."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--out", type=Path, required=True, help="Build folder (resumable).")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        help="The data stage's folder (default: OUT/data): a stage that trains on from another "
+        "reuses its videos and traces.",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--videos", type=int, default=1200, help="Train videos to generate.")
     parser.add_argument(
@@ -117,6 +123,15 @@ def parser(description: str, shipped: Path) -> argparse.ArgumentParser:
         metavar="SHARE",
         help="This share of the traces' sub-agent calls also gets a row at the frames between "
         "its own, as the verify gate's second look reads them (training.nano.second_look).",
+    )
+    parser.add_argument(
+        "--off-topic",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N questions the video cannot answer, in the composed wordings of "
+        "training.nano.off_topic, per data-stage video (run through the graph) and per plan's "
+        "note rows.",
     )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--save-every", type=int, default=0, help="SFT step-N/ checkpoints.")

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from graphs.runs.traces import read_jsonl
+from training.nano.reasoning import HONEST
 from training.nano.rebuild import ROLES
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -93,6 +96,7 @@ def test_a_roles_stage_trains_a_given_nano_on_with_its_tokenizer_and_no_warm_up(
     [
         ("--second-looks", "1.5", "--second-looks 1.5: a share, from 0 to 1"),
         ("--learning-rate", "0", "--learning-rate 0.0: a peak above 0"),
+        ("--off-topic", "-1", "--off-topic -1: a count, 0 or more"),
     ],
 )
 def test_a_share_or_rate_out_of_range_is_refused_before_any_work(tmp_path, flag, value, message):
@@ -113,3 +117,29 @@ def test_a_roles_stage_can_continue_a_nano_at_its_own_learning_rate(rebuilt, tmp
     rebuild(out, "--base", str(base), "--grpo-steps", "0", "--learning-rate", "3e-4")
     log = [json.loads(line) for line in (out / "sft" / "sft.jsonl").read_text().splitlines()]
     assert log[0]["schedule"]["learning_rate"] == 3e-4
+
+
+def test_an_honest_stage_trains_on_off_topic_questions_over_another_stage_s_data(rebuilt, tmp_path):
+    """make nano's last stage: --data reuses the roles stage's videos and traces (no data
+    stage of its own), and --off-topic adds the graph's traces of questions the videos cannot
+    answer, and their note rows, to the rows it trains on."""
+    base, shared = rebuilt[0] / "sft", tmp_path / "data"
+    shutil.copytree(rebuilt[0] / "data", shared, symlinks=True)
+    out = tmp_path / "honest"
+    rebuild(
+        out, "--base", str(base), "--grpo-steps", "0", "--data", str(shared), "--off-topic", "1"
+    )
+    assert not (out / "data").exists()
+    assert (shared / "traces.jsonl").read_bytes() == (
+        rebuilt[0] / "data" / "traces.jsonl"
+    ).read_bytes()
+    traces = list(read_jsonl(shared / "off_topic-1.jsonl"))
+    assert len(traces) == 3  # one a video
+    assert all(t["status"] == "answered" and t["answer"].startswith(HONEST) for t in traces)
+    plain = tmp_path / "plain"
+    rebuild(plain, "--base", str(base), "--grpo-steps", "0", "--data", str(shared))
+    rows = [
+        json.loads((o / "sft" / "sft.jsonl").read_text().splitlines()[0])["rows"]
+        for o in (plain, out)
+    ]
+    assert rows[1] > rows[0], rows
