@@ -33,6 +33,7 @@ from graphs.context import Context
 from graphs.length import coverage_instruction
 from training.nano import phrasing
 from training.nano.intents import answer_mode, intent_of, restatement
+from training.nano.off_topic import chosen as off_topic_draw
 from training.nano.off_topic import off_topic as off_topic_question
 from training.nano.oracle import (
     NO_SHAPES,
@@ -155,13 +156,13 @@ def note_rows(
     every_needle_grounded: bool = False,
     phrased: int = PHRASED,
     extras: bool = True,
-    off_topic: int = 0,
+    off_topic: float = 0.0,
 ) -> Iterator[dict]:
     """Text-only rows per seed's video (the module's list); with `every_needle_grounded`, a
     grounding row about every needle in place of the benchmark's one (the needle between
-    two others is the check's hardest pick); with `off_topic`, that many questions the video
-    cannot answer (``training.nano.off_topic``); without `extras`, only the benchmark's and
-    the phrased questions, answered after four notes."""
+    two others is the check's hardest pick); with `off_topic`, a question the video cannot
+    answer for that share of the seeds (``training.nano.off_topic``); without `extras`,
+    only the benchmark's and the phrased questions, answered after four notes."""
     for seed in seeds:
         if seed >= benchmark.SPLIT_SEEDS["test"]:
             raise ValueError(f"seed {seed} is in the test split")
@@ -175,10 +176,9 @@ def note_rows(
         asked = [(i, False) for i in items]
         asked += [(phrasing.phrased(video, rng, k), rng.random() < 0.8) for k in range(phrased)]
         # drawn apart, so every other row stays what it was without them
-        drawn = random.Random(f"off-topic notes:{seed}")
-        extra = [
-            (off_topic_question(video, drawn, k), drawn.random() < 0.8) for k in range(off_topic)
-        ]
+        extra = []
+        if drawn := off_topic_draw(f"off-topic notes:{seed}", off_topic):
+            extra.append((off_topic_question(video, drawn, 0), drawn.random() < 0.8))
         for item, chat in asked + extra:
             if reasoning(item, spans, chat=chat) is None:
                 continue

@@ -62,6 +62,7 @@ ABOUT_A_THING = (
     "Say why the {thing} stops.",
     "Explain where the {thing} comes from.",
     "Does the {thing} look tired?",
+    "What happened to the {thing}?",
 )
 #: Questions about the recording as a whole.
 ABOUT_THE_RECORDING = (
@@ -122,28 +123,31 @@ def off_topic(video: SyntheticVideo, rng: random.Random, index: int) -> QAItem:
     return replace(item, id=f"{Path(video.path).stem}-o{index}-unknown")
 
 
-def jobs(videos, per_video: int, *, frames=OVERVIEW_FRAMES) -> list[Job]:
-    """`per_video` off-topic questions about each of `videos` (``train_videos``' triples),
-    run as the data stage runs its phrased questions, drawn by the video's own seed."""
+def chosen(seed_text: str, share: float) -> random.Random | None:
+    """The draw of one off-topic question, or None: `share` of the seeds get one."""
+    rng = random.Random(seed_text)
+    return rng if share >= 1 or rng.random() < share else None  # at 1, no draw is needed
+
+
+def jobs(videos, share: float, *, frames=OVERVIEW_FRAMES) -> list[Job]:
+    """An off-topic question about `share` of `videos` (``train_videos``' triples), run as the
+    data stage runs its phrased questions, drawn by the video's own seed."""
     out = []
     for noise, video, _ in videos:
-        rng = random.Random(f"off-topic:{video.seed}")
-        for k in range(per_video):
-            item = off_topic(video, rng, k)
-            out.append(
-                Job(video, item, noise, "parallel", rng.choice(frames), chat=rng.random() < 0.8)
-            )
+        if rng := chosen(f"off-topic:{video.seed}", share):
+            item, overview = off_topic(video, rng, 0), rng.choice(frames)
+            out.append(Job(video, item, noise, "parallel", overview, chat=rng.random() < 0.8))
     return out
 
 
-def build_traces(root: str | Path, n_videos: int, per_video: int, *, concurrency: int = 8) -> Path:
+def build_traces(root: str | Path, n_videos: int, share: float, *, concurrency: int = 8) -> Path:
     """The oracle's traces of the off-topic questions about the data stage's videos under
     `root`, beside its own traces and apart from them (reused when already there)."""
     root = Path(root)
-    path = root / f"off_topic-{per_video}.jsonl"
+    path = root / f"off_topic-{share:g}.jsonl"
     if path.exists():
         return path
-    todo = jobs(list(train_videos(root / "videos", n_videos)), per_video)
+    todo = jobs(list(train_videos(root / "videos", n_videos)), share)
     log.info("running %d off-topic questions through the graph", len(todo))
     write_jsonl(asyncio.run(run_oracle(todo, root, concurrency=concurrency)), path)
     return path

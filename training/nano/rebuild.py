@@ -218,8 +218,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{flag} {shares}: each share is at least 0 and they add up to at most 1")
     if args.learning_rate is not None and args.learning_rate <= 0:
         parser.error(f"--learning-rate {args.learning_rate}: a peak above 0")
-    if args.off_topic < 0:
-        parser.error(f"--off-topic {args.off_topic}: a count, 0 or more")
+    if not 0 <= args.off_topic <= 1:
+        parser.error(f"--off-topic {args.off_topic}: a share, from 0 to 1")
     if not 0 <= args.second_looks <= 1:
         parser.error(f"--second-looks {args.second_looks}: a share, from 0 to 1")
     if args.sub_agent_base_spelling and not args.spaced_seconds:

@@ -126,12 +126,12 @@ def parser(description: str, shipped: Path) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--off-topic",
-        type=int,
-        default=0,
-        metavar="N",
-        help="N questions the video cannot answer, in the composed wordings of "
-        "training.nano.off_topic, per data-stage video (run through the graph) and per plan's "
-        "note rows.",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="This share of the data stage's videos (run through the graph) and of the plans' "
+        "note rows also get a question the video cannot answer, in the composed wordings of "
+        "training.nano.off_topic.",
     )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--save-every", type=int, default=0, help="SFT step-N/ checkpoints.")

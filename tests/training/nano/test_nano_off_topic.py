@@ -30,7 +30,6 @@ ANSWERABLE = (
     "first",
     "last",
     "describe",
-    "happen",
 )
 
 
@@ -67,10 +66,12 @@ def test_an_off_topic_question_asks_the_unknown_intent_without_options():
 def test_off_topic_note_rows_answer_honestly_and_leave_every_other_row_as_it_was():
     seeds = range(60, 66)
     plain = list(notes.note_rows(seeds, phrased=4))
-    more = list(notes.note_rows(seeds, phrased=4, off_topic=2))
+    more = list(notes.note_rows(seeds, phrased=4, off_topic=1.0))
     extra = [r for r in more if re.search(r"-o\d+-unknown$", r["question_id"])]
     assert [r for r in more if r not in extra] == plain
-    assert len(extra) == 2 * len(seeds)
+    assert len(extra) == len(seeds)
+    some = list(notes.note_rows(range(60, 100), phrased=0, extras=False, off_topic=0.5))
+    assert 10 < sum(r["question_id"].endswith("-o0-unknown") for r in some) < 30
     for row in extra:
         _, responses, turn = (m["content"][0]["text"] for m in row["messages"])
         reply = parse(turn)
@@ -81,11 +82,12 @@ def test_off_topic_note_rows_answer_honestly_and_leave_every_other_row_as_it_was
 
 def test_off_topic_questions_run_through_the_graph_as_phrased_ones_do(tmp_path):
     videos = [(1.0, *benchmark.generate(tmp_path / "v", s, minutes=(1, 2))) for s in (3, 4)]
-    jobs = off_topic.jobs(videos, per_video=2)
-    assert len(jobs) == 4 and jobs == off_topic.jobs(videos, per_video=2)
+    jobs = off_topic.jobs(videos, share=1.0)
+    assert len(jobs) == 2 and jobs == off_topic.jobs(videos, share=1.0)
+    assert off_topic.jobs(videos, share=0.0) == []
     assert {j.item.target["intent"]["ask"] for j in jobs} == {"unknown"}
     traces = asyncio.run(data.run_oracle(jobs, tmp_path, concurrency=2))
-    assert [t["status"] for t in traces] == ["answered"] * 4
+    assert [t["status"] for t in traces] == ["answered"] * 2
     for trace in traces:
         assert trace["answer"].startswith(HONEST), trace["answer"]
         turns = [c["completion"]["text"] for c in trace["model_calls"] if call_role(c) == "main"]

@@ -96,7 +96,7 @@ def test_a_roles_stage_trains_a_given_nano_on_with_its_tokenizer_and_no_warm_up(
     [
         ("--second-looks", "1.5", "--second-looks 1.5: a share, from 0 to 1"),
         ("--learning-rate", "0", "--learning-rate 0.0: a peak above 0"),
-        ("--off-topic", "-1", "--off-topic -1: a count, 0 or more"),
+        ("--off-topic", "1.5", "--off-topic 1.5: a share, from 0 to 1"),
     ],
 )
 def test_a_share_or_rate_out_of_range_is_refused_before_any_work(tmp_path, flag, value, message):
@@ -134,7 +134,7 @@ def test_an_honest_stage_trains_on_off_topic_questions_over_another_stage_s_data
         rebuilt[0] / "data" / "traces.jsonl"
     ).read_bytes()
     traces = list(read_jsonl(shared / "off_topic-1.jsonl"))
-    assert len(traces) == 3  # one a video
+    assert len(traces) == 3  # --off-topic 1: one a video
     assert all(t["status"] == "answered" and t["answer"].startswith(HONEST) for t in traces)
     plain = tmp_path / "plain"
     rebuild(plain, "--base", str(base), "--grpo-steps", "0", "--data", str(shared))
