@@ -109,7 +109,7 @@ def templates() -> tuple[str, ...]:
 
 def draw(rng: random.Random) -> str:
     """A wording: about a thing or about the recording, even odds (the things' frames would
-    outnumber the recording's questions twelve to one)."""
+    outnumber the recording's questions seven to one)."""
     if rng.random() < 0.5:
         return rng.choice(ABOUT_A_THING).format(thing=rng.choice(THINGS))
     return rng.choice(ABOUT_THE_RECORDING)
