@@ -28,7 +28,7 @@ import asyncio
 import logging
 import random
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -212,14 +212,23 @@ async def run_oracle(jobs: Sequence[Job], out: Path, *, concurrency: int = 8) ->
     return list(await asyncio.gather(*(one(i, job) for i, job in enumerate(jobs))))
 
 
-def build_traces(root: str | Path, n_videos: int, *, concurrency: int = 8) -> Path:
-    """Generate the videos and oracle traces under `root` (reused when already there)."""
+def build_traces(
+    root: str | Path,
+    n_videos: int,
+    *,
+    concurrency: int = 8,
+    name: str = "traces.jsonl",
+    make_jobs: Callable[[list], list[Job]] = jobs_for,
+) -> Path:
+    """Generate the videos and the oracle traces of `make_jobs`' questions about them under
+    `root`, as `name` (reused when already there): the data stage's own, or another set
+    beside it (``training.nano.off_topic``)."""
     root = Path(root)
-    path = root / "traces.jsonl"
+    path = root / name
     if path.exists():
         return path
-    jobs = jobs_for(list(train_videos(root / "videos", n_videos)))
-    log.info("running %d oracle questions through the graph", len(jobs))
+    jobs = make_jobs(list(train_videos(root / "videos", n_videos)))
+    log.info("running %d oracle questions through the graph (%s)", len(jobs), name)
     traces = asyncio.run(run_oracle(jobs, root, concurrency=concurrency))
     write_jsonl(traces, path)
     return path

@@ -15,18 +15,13 @@ measures whether the nano generalises from other words, not whether it learnt it
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import random
 from dataclasses import replace
 from pathlib import Path
 
 from agents.synthetic import QAItem, SyntheticVideo
-from graphs.runs.traces import write_jsonl
 from training.nano import phrasing
-from training.nano.data import OVERVIEW_FRAMES, Job, run_oracle, train_videos
-
-log = logging.getLogger(__name__)
+from training.nano.data import OVERVIEW_FRAMES, Job
 
 #: Things a video might show; a needle video shows none of them.
 THINGS = (
@@ -138,16 +133,3 @@ def jobs(videos, share: float, *, frames=OVERVIEW_FRAMES) -> list[Job]:
             item, overview = off_topic(video, rng, 0), rng.choice(frames)
             out.append(Job(video, item, noise, "parallel", overview, chat=rng.random() < 0.8))
     return out
-
-
-def build_traces(root: str | Path, n_videos: int, share: float, *, concurrency: int = 8) -> Path:
-    """The oracle's traces of the off-topic questions about the data stage's videos under
-    `root`, beside its own traces and apart from them (reused when already there)."""
-    root = Path(root)
-    path = root / f"off_topic-{share:g}.jsonl"
-    if path.exists():
-        return path
-    todo = jobs(list(train_videos(root / "videos", n_videos)), share)
-    log.info("running %d off-topic questions through the graph", len(todo))
-    write_jsonl(asyncio.run(run_oracle(todo, root, concurrency=concurrency)), path)
-    return path

@@ -83,6 +83,15 @@ def build_init(out: Path, rows: Callable[[], list[dict]], seed: int) -> Path:
 
 #: Beside a finished SFT stage: what it was trained from (:func:`run_sft`).
 TRAINED_FROM = "trained_from.json"
+#: The command line's settings that decide which rows a stage trains on.
+ROW_SETTINGS = (
+    "videos",
+    "note_seeds",
+    "phrased",
+    "every_needle_grounded",
+    "second_looks",
+    "off_topic",
+)
 
 
 def run_sft(
@@ -91,15 +100,17 @@ def run_sft(
     rows: Callable[[], list[dict]],
     schedule: train.SFTSchedule,
     name: str = "sft",
+    rows_made_by: dict | None = None,
 ) -> Path:
     """SFT from `init` on `rows()` (the caller deduplicates them) into ``out/name``, unless
-    it is there already, trained from the same `init` and schedule (else ResumeRefused: a
-    stage of another run is never shipped as this one's). The rows are not compared: the
-    flags that make them are the caller's to keep."""
+    it is there already, trained from the same `init`, schedule and `rows_made_by` (the
+    settings that make the rows) (else ResumeRefused: a stage of another run is never
+    shipped as this one's)."""
     target, record = out / name, out / name / TRAINED_FROM
     made_from = {
         "init_weights_sha256": extend.weights_sha256(init),
         "schedule": resume.fingerprint(schedule, rows=0)["schedule"],
+        "rows_made_by": rows_made_by or {},
     }
     if (target / "model.safetensors").exists():
         if not record.exists() or json.loads(record.read_text()) != made_from:
@@ -240,7 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     traces = data.build_traces(folder, args.videos)
     more = []  # traces beside the data stage's own
     if args.off_topic:
-        more.append(off_topic.build_traces(folder, args.videos, args.off_topic))
+        asked = functools.partial(off_topic.jobs, share=args.off_topic)
+        name = f"off_topic-{args.off_topic:g}.jsonl"
+        more.append(data.build_traces(folder, args.videos, name=name, make_jobs=asked))
     first_plan = benchmark.SPLIT_SEEDS["train"] + args.videos  # seeds no video uses
 
     @functools.cache  # built only if a stage needs them
@@ -252,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         made = [data.sft_rows(t, second_looks=args.second_looks) for t in [traces, *more]]
         return [row for part in made for row in part] + list(note_rows)
+
+    rows_made_by = {k: getattr(args, k) for k in ROW_SETTINGS}
 
     @functools.cache
     def distinct_rows() -> list[dict]:
@@ -288,13 +303,15 @@ def main(argv: list[str] | None = None) -> int:
         resume_every=args.resume_every,
     )
     try:
-        sft = run_sft(args.out, init, distinct_rows, schedule)
+        sft = run_sft(args.out, init, distinct_rows, schedule, rows_made_by=rows_made_by)
         if mark("sft"):
             return 0
         if args.polish_steps:
             shares = dict(zip(SHARES, args.polish_shares, strict=True))
             polish = replace(schedule, steps=args.polish_steps, **shares)
-            sft = run_sft(args.out, sft, distinct_rows, polish, name="polish")
+            sft = run_sft(
+                args.out, sft, distinct_rows, polish, name="polish", rows_made_by=rows_made_by
+            )
             if mark("polish"):
                 return 0
     except resume.ResumeRefused as error:

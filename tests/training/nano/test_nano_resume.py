@@ -279,6 +279,9 @@ def test_a_finished_sft_of_another_schedule_is_refused_not_shipped(
         build(out, steps=4)
     assert exited.value.code == 2
     assert "trained from another start or schedule" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # the same schedule on other rows (more off-topic ones)
+        rebuild.main(["--out", str(out), "--sft-steps", "3", *ARGS, "--off-topic", "1"])
+    assert "trained from another start or schedule" in capsys.readouterr().err
     (out / "sft" / rebuild.TRAINED_FROM).unlink()  # a stage that does not say what it was
     with pytest.raises(SystemExit):  # trained from is not taken on trust
         build(out)
