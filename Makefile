@@ -5,15 +5,29 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: setup demo test test-areal test-sglang lmms-env test-lmms lint bench nano nano-base clean
+.PHONY: setup lock demo test test-areal test-sglang lmms-env test-lmms lint bench nano nano-base clean
 
-$(STAMP): pyproject.toml
+EXTRAS  = .[serve,studio,evals,train,postgres]
+# requirements/constraints.txt holds every version the suite last passed with: a release
+# upstream (PyAV 18.1.1 once) reaches .venv only when `make lock` rewrites that file.
+LOCK    = requirements/constraints.txt
+
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[serve,studio,evals,train,postgres]" --group dev
+	$(BIN)/pip install --quiet -c $(LOCK) -e "$(EXTRAS)" --group dev
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# The newest releases that pyproject.toml admits, in a scratch environment, written to $(LOCK).
+lock:
+	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet --upgrade pip
+	.venv-lock/bin/pip install --quiet -e "$(EXTRAS)" --group dev
+	{ sed -n '1,3p' $(LOCK); .venv-lock/bin/pip freeze --exclude-editable | sed 's/+cpu$$//'; } \
+		> $(LOCK).new && mv $(LOCK).new $(LOCK)
+	rm -rf .venv-lock
 
 demo: $(STAMP)
 	$(BIN)/python app.py demo

@@ -158,6 +158,7 @@ def _frame_table_cached(path: str, mtime_ns: int, size: int) -> FrameTable:
                 end = stop if end is None else max(end, stop)
         except av.FFmpegError as e:
             raise VideoError(f"{path} is corrupt or truncated ({e}); {REENCODE_HINT}") from e
+        start = start_seconds(stream)  # PyAV >= 18.1.1 refuses a closed container's stream
     if not pts:
         raise VideoError(f"{path} has no video frames; {REENCODE_HINT}")
     pts.sort()
@@ -165,7 +166,6 @@ def _frame_table_cached(path: str, mtime_ns: int, size: int) -> FrameTable:
     span = float((end - first) * tb)
     if span <= 0:
         raise VideoError(f"{path} has frames without durations; {REENCODE_HINT}")
-    start = start_seconds(stream)
     times = tuple(float(p * tb) - start for p in pts)
     return FrameTable(times, len(pts) / span)
 

@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,9 @@ def train_videos(
         folder = Path(root) / f"noise-{noise:g}"
         folder.mkdir(parents=True, exist_ok=True)
         plan.append((str(folder), base + i, noise))
-    with ProcessPoolExecutor(workers) as pool:
+    # Not fork: a forked child inherits PyAV's slice-thread locks without their threads, and
+    # PyAV 18.1.1 frees a reformatter (and waits on those locks) in the child at the fork.
+    with ProcessPoolExecutor(workers, mp_context=get_context("forkserver")) as pool:
         list(pool.map(_generate, plan, chunksize=8))
     for folder, seed, noise in plan:
         yield (noise, *benchmark.generate(folder, seed, noise=noise))
