@@ -28,6 +28,10 @@ lock:
 	{ sed -n '1,3p' $(LOCK); .venv-lock/bin/pip freeze --exclude-editable | sed 's/+cpu$$//'; } \
 		> $(LOCK).new && mv $(LOCK).new $(LOCK)
 	rm -rf .venv-lock
+	rm -rf $(LMMS_VENV) && $(MAKE) lmms-env LMMS_CONSTRAINTS=
+	{ sed -n '1,2p' $(LMMS_LOCK); $(BIN)/uv pip freeze --python $(LMMS_VENV)/bin/python \
+		| grep -v -e '^-e' -e '^torch==' -e '^paravt-graph'; } > $(LMMS_LOCK).new
+	mv $(LMMS_LOCK).new $(LMMS_LOCK) && touch $(LMMS_VENV)/.installed
 
 demo: $(STAMP)
 	$(BIN)/python app.py demo
@@ -65,11 +69,13 @@ test-sglang: $(SGLANG_API)/.installed
 # lmms-eval and this checkout around it, with requirements/lmms-eval-overrides.txt leaving
 # out torchvision (PyPI's cannot load against the CPU torch) and holding filelock below 4.
 LMMS_VENV = .venv-lmms
-$(LMMS_VENV)/.installed: requirements/lmms-eval.txt requirements/lmms-eval-overrides.txt pyproject.toml $(STAMP)
+LMMS_LOCK = requirements/lmms-eval-constraints.txt
+LMMS_CONSTRAINTS = --constraints $(LMMS_LOCK)
+$(LMMS_VENV)/.installed: requirements/lmms-eval.txt requirements/lmms-eval-overrides.txt $(LMMS_LOCK) pyproject.toml $(STAMP)
 	$(PYTHON) -m venv $(LMMS_VENV)
 	$(LMMS_VENV)/bin/pip install --quiet "torch==2.13.0"
 	$(BIN)/uv pip install --quiet --python $(LMMS_VENV)/bin/python -r requirements/lmms-eval.txt \
-		--overrides requirements/lmms-eval-overrides.txt
+		--overrides requirements/lmms-eval-overrides.txt $(LMMS_CONSTRAINTS)
 	touch $@
 
 lmms-env: $(LMMS_VENV)/.installed
