@@ -16,25 +16,31 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import statistics
-from contextlib import closing
 from pathlib import Path
 
-PARTS = ("one turn", "looked again")
+from evals.records import SAMPLES_FILE, SampleLog
+from graphs.store.sqlite_board import Board
+
+BOARD_FILE = "board.sqlite"
 
 
 def samples(run: Path) -> dict[str, dict]:
-    """The run's scored samples by sample id."""
-    rows = (json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines() if line)
-    return {row["sample_id"]: row for row in rows}
+    """The run's samples by sample id, read as `eval run` reads its own log (the last line
+    of an id wins; a torn or damaged line counts for none)."""
+    for name in (SAMPLES_FILE, BOARD_FILE):
+        if not (run / name).is_file():
+            raise SystemExit(f"{run} has no {name}: pass a study whose run folders still exist")
+    return SampleLog(run).read()
 
 
-def looked_again(run: Path) -> set[str]:
-    """The runs (trace ids) whose board holds a note from a turn after the first."""
-    uri = f"file:{run / 'board.sqlite'}?mode=ro"
-    with closing(sqlite3.connect(uri, uri=True)) as db:
-        return {r for (r,) in db.execute("SELECT DISTINCT run_id FROM notes WHERE turn > 0")}
+def looked_again(run: Path, trace_ids) -> set[str]:
+    """Those of `trace_ids` whose board holds a note from a turn after the first."""
+    board = Board(run / BOARD_FILE, mark_stale=False)
+    try:
+        return {t for t in trace_ids if any(note.turn > 0 for note in board.notes(t))}
+    finally:
+        board.close()
 
 
 def score(row: dict) -> float:
@@ -44,10 +50,10 @@ def score(row: dict) -> float:
 def split(verified: Path, shared: Path) -> dict[str, dict]:
     """Per part: how many samples, their mean score on the verified and on the shared board."""
     on_verified, on_shared = samples(verified), samples(shared)
-    again = looked_again(verified)
-    ids = {part: [] for part in PARTS}
+    again = looked_again(verified, [row["trace_id"] for row in on_verified.values()])
+    ids = {"one turn": [], "looked again": []}
     for sample_id, row in on_verified.items():
-        ids[PARTS[row["trace_id"] in again]].append(sample_id)
+        ids["looked again" if row["trace_id"] in again else "one turn"].append(sample_id)
     return {
         part: {
             "samples": len(chosen),

@@ -51,3 +51,13 @@ def test_the_samples_that_looked_again_are_scored_apart_on_both_boards(gate_spli
         "looked again": {"samples": 1, "verified": 0.0, "shared": 1.0},
     }
     assert json.loads((tmp_path / "out.json").read_text()) == result
+
+
+def test_a_study_whose_run_folder_is_gone_names_it(gate_split, tmp_path):
+    shared = write_run(tmp_path / "shared", {"a": 1.0})
+    study = tmp_path / "study.json"
+    runs = {"verified": {"run": str(tmp_path / "gone")}, "shared": {"run": str(shared)}}
+    study.write_text(json.dumps({"tables": {"noise": runs}}))
+    with pytest.raises(SystemExit, match=r"gone has no samples\.jsonl"):
+        gate_split.main(["--study", str(study)])
+    assert not (tmp_path / "gone").exists()  # nothing made in its place
