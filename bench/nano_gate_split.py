@@ -5,6 +5,11 @@ whether its board holds a note from a later turn (the gate withheld a note even 
 second looks, and the main agent asked for the window anew). Each part is scored on the
 verified board and, for the same samples, on the shared board of the same study.
 
+The samples that looked again are split once more, by what happened to them on the board
+(:func:`after_withheld`): the main agent asked for other windows than the withheld ones, or
+for the same ones and had a note withheld again, or for the same ones and had each note
+back; or it looked again though nothing was withheld.
+
     .venv/bin/python bench/nano_gate_split.py --study bench/nano_study.json \\
         --json bench/nano_gate_split.json
 
@@ -20,6 +25,7 @@ import statistics
 from pathlib import Path
 
 from evals.records import SAMPLES_FILE, SampleLog
+from graphs.store.board import Note
 from graphs.store.sqlite_board import Board
 
 BOARD_FILE = "board.sqlite"
@@ -34,35 +40,75 @@ def samples(run: Path) -> dict[str, dict]:
     return SampleLog(run).read()
 
 
-def looked_again(run: Path, trace_ids) -> set[str]:
-    """Those of `trace_ids` whose board holds a note from a turn after the first."""
+#: What happened after the first turn, for a sample that looked again (:func:`after_withheld`).
+OTHER_WINDOWS = "asked for other windows"
+WITHHELD_AGAIN = "withheld again"
+NOTES_BACK = "every note back"
+UNPROMPTED = "nothing withheld"
+
+
+def withheld(notes: list[Note], turn: int) -> set[tuple[float, float]]:
+    """The windows of `turn` whose note the gate did not support."""
+    return {
+        (n.start, n.end) for n in notes if n.turn == turn and n.verdict not in (None, "SUPPORTED")
+    }
+
+
+def after_withheld(notes: list[Note]) -> str | None:
+    """What became of a run's look again (None: it answered from its first turn's board)."""
+    asked = {(n.start, n.end) for n in notes if n.turn == 1}
+    if not asked:
+        return None
+    first = withheld(notes, 0)
+    if not first:
+        return UNPROMPTED
+    if asked != first:
+        return OTHER_WINDOWS
+    return WITHHELD_AGAIN if withheld(notes, 1) else NOTES_BACK
+
+
+def looks_again(run: Path, trace_ids) -> dict[str, str]:
+    """Those of `trace_ids` whose board holds a note from a later turn, with what became of
+    that look (:func:`after_withheld`)."""
     board = Board(run / BOARD_FILE, mark_stale=False)
     try:
-        return {t for t in trace_ids if any(note.turn > 0 for note in board.notes(t))}
+        found = {t: after_withheld(board.notes(t)) for t in trace_ids}
     finally:
         board.close()
+    return {t: why for t, why in found.items() if why is not None}
 
 
 def score(row: dict) -> float:
     return float((row.get("metrics") or {}).get("score") or 0.0)
 
 
-def split(verified: Path, shared: Path) -> dict[str, dict]:
-    """Per part: how many samples, their mean score on the verified and on the shared board."""
-    on_verified, on_shared = samples(verified), samples(shared)
-    again = looked_again(verified, [row["trace_id"] for row in on_verified.values()])
-    ids = {"one turn": [], "looked again": []}
-    for sample_id, row in on_verified.items():
-        ids["looked again" if row["trace_id"] in again else "one turn"].append(sample_id)
+def scored(ids: list[str], on_verified: dict, on_shared: dict) -> dict:
     return {
-        part: {
-            "samples": len(chosen),
-            "verified": round(statistics.fmean(score(on_verified[i]) for i in chosen), 4),
-            "shared": round(statistics.fmean(score(on_shared[i]) for i in chosen), 4),
-        }
-        for part, chosen in ids.items()
-        if chosen
+        "samples": len(ids),
+        "verified": round(statistics.fmean(score(on_verified[i]) for i in ids), 4),
+        "shared": round(statistics.fmean(score(on_shared[i]) for i in ids), 4),
     }
+
+
+def split(verified: Path, shared: Path) -> dict[str, dict]:
+    """Per part: how many samples, their mean score on the verified and on the shared board;
+    the part that looked again also per what became of its look (``why``)."""
+    on_verified, on_shared = samples(verified), samples(shared)
+    again = looks_again(verified, [row["trace_id"] for row in on_verified.values()])
+    ids: dict[str, list[str]] = {"one turn": [], "looked again": []}
+    why: dict[str, list[str]] = {}
+    for sample_id, row in on_verified.items():
+        if row["trace_id"] in again:
+            ids["looked again"].append(sample_id)
+            why.setdefault(again[row["trace_id"]], []).append(sample_id)
+        else:
+            ids["one turn"].append(sample_id)
+    parts = {part: scored(chosen, on_verified, on_shared) for part, chosen in ids.items() if chosen}
+    if why:
+        parts["looked again"]["why"] = {
+            name: scored(chosen, on_verified, on_shared) for name, chosen in sorted(why.items())
+        }
+    return parts
 
 
 def main(argv: list[str] | None = None) -> dict:
