@@ -177,7 +177,10 @@ def main() -> int:
     torch.set_num_threads(2)
     torch.manual_seed(0)
     began = time.perf_counter()
-    rows = [r for r in data.sft_rows(data.build_traces(args.data, 0)) if "right_note" in r]
+    traces = args.data / "traces.jsonl"
+    if not traces.is_file():
+        raise SystemExit(f"{traces} is missing: give --data a rebuild's data folder")
+    rows = [r for r in data.sft_rows(traces) if "right_note" in r]
     train = [r for r in rows if not held_out(r)]
     test = [r for r in rows if held_out(r)]
     test = [test[i] for i in torch.randperm(len(test))[: args.held_out_rows].tolist()]

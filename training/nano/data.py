@@ -25,12 +25,14 @@ colours its window holds (for colour-balanced sampling).
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 import random
 import re
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -224,17 +226,39 @@ def build_traces(
     make_jobs: Callable[[list], list[Job]] = jobs_for,
 ) -> Path:
     """Generate the videos and the oracle traces of `make_jobs`' questions about them under
-    `root`, as `name` (reused when already there): the data stage's own, or another set
-    beside it (``training.nano.off_topic``)."""
+    `root`, as `name`: the data stage's own, or another set beside it
+    (``training.nano.off_topic``). Traces already there are reused only when they were made
+    for the same questions (:func:`fingerprint`), else StaleTraces."""
     root = Path(root)
-    path = root / name
-    if path.exists():
-        return path
     jobs = make_jobs(list(train_videos(root / "videos", n_videos)))
+    made_for = {"videos": n_videos, "jobs_sha256": fingerprint(jobs)}
+    path = root / name
+    record = path.with_name(path.name + ".made_for.json")
+    if path.exists():
+        found = json.loads(record.read_text()) if record.exists() else None
+        if found != made_for:
+            raise StaleTraces(
+                f"{path} was made for other questions than this rebuild asks "
+                f"({'no record of them' if found is None else f'{found} against {made_for}'}"
+                "): remove it, or give another --data or --out"
+            )
+        return path
     log.info("running %d oracle questions through the graph (%s)", len(jobs), name)
     traces = asyncio.run(run_oracle(jobs, root, concurrency=concurrency))
     write_jsonl(traces, path)
+    record.write_text(json.dumps(made_for) + "\n")
     return path
+
+
+class StaleTraces(RuntimeError):
+    """A data folder's traces were made for other questions than this rebuild's."""
+
+
+def fingerprint(jobs: Sequence[Job]) -> str:
+    """sha256 of what each job asks: its video (by file name, so a copied folder matches),
+    question and run settings; a changed grammar or video count changes it."""
+    asked = [{**asdict(job), "video": Path(job.video.path).name} for job in jobs]
+    return hashlib.sha256(json.dumps(asked, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def sft_rows(traces_path: str | Path, *, second_looks: float = 0.0) -> list[dict]:

@@ -6,7 +6,8 @@
 Steps (each skipped when its output is already in OUT, so a killed rebuild resumes):
 
 1. ``data/``: train-split needle videos in three noise tiers and the oracle's graph traces
-   (``data/traces.jsonl``, the graph's trace format), with and without tools;
+   (``data/traces.jsonl``, the graph's trace format), with and without tools; traces already
+   there are reused only if they were made for the questions this rebuild asks;
 2. ``init/``: the tokenizer trained on the rows' text and the untrained Qwen3-VL; with
    ``--base``, the base with the whole tokens its tokenizer lacks (``training.nano.extend``:
    the verdicts, and with ``--spaced-seconds`` every whole second after a space);
@@ -248,12 +249,15 @@ def main(argv: list[str] | None = None) -> int:
         return args.stop_after == name
 
     folder = args.data or args.out / "data"
-    traces = data.build_traces(folder, args.videos)
     more = []  # traces beside the data stage's own
-    if args.off_topic:
-        asked = functools.partial(off_topic.jobs, share=args.off_topic)
-        name = f"off_topic-{args.off_topic:g}.jsonl"
-        more.append(data.build_traces(folder, args.videos, name=name, make_jobs=asked))
+    try:
+        traces = data.build_traces(folder, args.videos)
+        if args.off_topic:
+            asked = functools.partial(off_topic.jobs, share=args.off_topic)
+            name = f"off_topic-{args.off_topic:g}.jsonl"
+            more.append(data.build_traces(folder, args.videos, name=name, make_jobs=asked))
+    except data.StaleTraces as error:
+        parser.exit(2, f"rebuild: {error}\n")
     first_plan = benchmark.SPLIT_SEEDS["train"] + args.videos  # seeds no video uses
 
     @functools.cache  # built only if a stage needs them

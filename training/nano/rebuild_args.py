@@ -16,7 +16,7 @@ def parser(description: str, shipped: Path) -> argparse.ArgumentParser:
         "--data",
         type=Path,
         help="The data stage's folder (default: OUT/data): a stage that trains on from another "
-        "reuses its videos and traces.",
+        "reuses its videos and traces (refused when they were made for other questions).",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--videos", type=int, default=1200, help="Train videos to generate.")

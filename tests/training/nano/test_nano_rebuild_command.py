@@ -3,6 +3,7 @@ stage trained on from a given nano."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -143,3 +144,44 @@ def test_an_honest_stage_trains_on_off_topic_questions_over_another_stage_s_data
         for o in (plain, out)
     ]
     assert rows[1] > rows[0], rows
+
+
+def test_a_data_folder_made_for_other_videos_is_refused_not_reused(rebuilt, tmp_path):
+    shared = tmp_path / "data"
+    shutil.copytree(rebuilt[0] / "data", shared, symlinks=True)
+    before = (shared / "traces.jsonl").read_bytes()
+    command = [sys.executable, "-m", "training.nano.rebuild", "--out", str(tmp_path / "x")]
+    done = subprocess.run(
+        [*command, "--data", str(shared), "--videos", "4", "--stop-after", "data"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "traces.jsonl was made for other questions than this rebuild asks" in done.stderr
+    assert "'videos': 3" in done.stderr and "'videos': 4" in done.stderr
+    assert (shared / "traces.jsonl").read_bytes() == before, "nothing in it was rewritten"
+    (shared / "traces.jsonl.made_for.json").unlink()  # a folder of an older rebuild
+    done = subprocess.run(
+        [*command, "--data", str(shared), "--videos", "3", "--stop-after", "data"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert "(no record of them): remove it, or give another --data or --out" in done.stderr
+
+
+def test_traces_made_for_other_wordings_are_refused(rebuilt, tmp_path):
+    """A grammar changed since the data stage ran asks other questions of the same videos:
+    the traces of the old ones are not trained on as if they were the new ones'."""
+    from training.nano import data
+
+    shared = tmp_path / "data"
+    shutil.copytree(rebuilt[0] / "data", shared, symlinks=True)
+    assert data.build_traces(shared, 3) == shared / "traces.jsonl"  # the same: reused
+    fewer = functools.partial(data.jobs_for, phrased=1)
+    with pytest.raises(data.StaleTraces, match="made for other questions than this rebuild"):
+        data.build_traces(shared, 3, make_jobs=fewer)
