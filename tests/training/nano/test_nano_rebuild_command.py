@@ -146,30 +146,23 @@ def test_an_honest_stage_trains_on_off_topic_questions_over_another_stage_s_data
     assert rows[1] > rows[0], rows
 
 
+def data_stage(out: Path, data: Path, videos: int) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "training.nano.rebuild", "--out", str(out)]
+    command += ["--data", str(data), "--videos", str(videos), "--stop-after", "data"]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
 def test_a_data_folder_made_for_other_videos_is_refused_not_reused(rebuilt, tmp_path):
     shared = tmp_path / "data"
     shutil.copytree(rebuilt[0] / "data", shared, symlinks=True)
     before = (shared / "traces.jsonl").read_bytes()
-    command = [sys.executable, "-m", "training.nano.rebuild", "--out", str(tmp_path / "x")]
-    done = subprocess.run(
-        [*command, "--data", str(shared), "--videos", "4", "--stop-after", "data"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = data_stage(tmp_path / "x", shared, 4)
     assert done.returncode == 2, done.stderr[-2000:]
     assert "traces.jsonl was made for other questions than this rebuild asks" in done.stderr
     assert "'videos': 3" in done.stderr and "'videos': 4" in done.stderr
     assert (shared / "traces.jsonl").read_bytes() == before, "nothing in it was rewritten"
     (shared / "traces.jsonl.made_for.json").unlink()  # a folder of an older rebuild
-    done = subprocess.run(
-        [*command, "--data", str(shared), "--videos", "3", "--stop-after", "data"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = data_stage(tmp_path / "x", shared, 3)
     assert done.returncode == 2
     assert "(no record of them): remove it, or give another --data or --out" in done.stderr
 
