@@ -98,13 +98,15 @@ bench: $(STAMP)
 # stood at 4667e68, bench/nano_rebuild.json; today's base code trains another base: `make
 # nano-base`, and docs/nano.md, "`make nano` from nothing"):
 # - roles: chat phrasings and every graph role, spaced seconds, a verifier on the frames a note
-#   cites, after its own data stage (47 minutes on 2 CPU cores; it made the last shipped nano,
-#   841939a30ff2, to the byte: bench/nano_rebuild_make_nano.json);
+#   cites, after its own data stage (47 minutes on 2 CPU cores);
 # - honest: 600 gentler steps on from it, over the same data, with questions the videos cannot
 #   answer in composed wordings (training.nano.off_topic), so the nano says what it can see
-#   (14.4 minutes; it made the shipped nano, 16084fc84449, to the byte:
-#   bench/nano_rebuild_make_nano_honest.json).
-# Then the measure (8.5 minutes): about 70 minutes in all, peak 4.5 GB.
+#   (14.4 minutes).
+# Then the measure (8.5 minutes): about 70 minutes in all, peak 4.5 GB. Before the lock
+# (requirements/constraints.txt) these stages made 841939a30ff2 and the shipped 16084fc84449 to
+# the byte (bench/nano_rebuild_make_nano{,_honest}.json); under it they make 4bd86b4324e8 and
+# 1da62e501ba6, a nano of other weights and like figures (bench/nano_eval_make_nano_locked.json;
+# docs/nano.md, "`make nano` under the lock").
 NANO_ROLES = --sft-steps 2600 --grpo-steps 0 --claim-weight 1 --shares 0.22 0.4 0.25 \
 	--phrased 4 --every-needle-grounded --spaced-seconds --sub-agent-base-spelling
 NANO_HONEST = --sft-steps 600 --learning-rate 3e-4 --grpo-steps 0 --claim-weight 1 \

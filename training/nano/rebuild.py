@@ -208,12 +208,16 @@ def plot_dynamics(out: Path) -> Path:
     return dynamics.plot(out, ARMS, out / "dynamics.png")
 
 
+#: Files of a build folder that say how it was made, for its own resumes; never shipped.
+BUILD_RECORDS = (TRAINED_FROM, extend.EXTENDED_FROM)
+
+
 def ship(checkpoint: Path, target: Path = SHIPPED) -> Path:
     """Copy the checkpoint's files (weights, tokenizer, processor) into `target`; not the
-    build's own record of what the stage was trained from."""
+    build's own records of what the stage was trained and extended from."""
     target.mkdir(parents=True, exist_ok=True)
     for path in checkpoint.iterdir():
-        if path.is_file() and path.name != TRAINED_FROM:
+        if path.is_file() and path.name not in BUILD_RECORDS:
             shutil.copy2(path, target / path.name)
     return target
 

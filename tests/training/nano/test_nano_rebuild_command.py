@@ -178,3 +178,16 @@ def test_traces_made_for_other_wordings_are_refused(rebuilt, tmp_path):
     fewer = functools.partial(data.jobs_for, phrased=1)
     with pytest.raises(data.StaleTraces, match="made for other questions than this rebuild"):
         data.build_traces(shared, 3, make_jobs=fewer)
+
+
+def test_shipping_copies_the_checkpoint_and_not_the_build_s_records(rebuilt, tmp_path):
+    from training.nano.rebuild import BUILD_RECORDS, ship
+
+    checkpoint = rebuilt[0] / "sft"
+    shipped = ship(checkpoint, tmp_path / "assets")
+    made = {p.name for p in checkpoint.iterdir() if p.is_file()}
+    assert {p.name for p in shipped.iterdir()} == made - set(BUILD_RECORDS)
+    assert "trained_from.json" in made and "model.safetensors" in made
+    assert (shipped / "model.safetensors").read_bytes() == (
+        checkpoint / "model.safetensors"
+    ).read_bytes()
