@@ -56,9 +56,9 @@ def withheld(notes: list[Note], turn: int) -> set[tuple[float, float]]:
 
 def after_withheld(notes: list[Note]) -> str | None:
     """What became of a run's look again (None: it answered from its first turn's board)."""
-    asked = {(n.start, n.end) for n in notes if n.turn == 1}
-    if not asked:
+    if not any(n.turn > 0 for n in notes):
         return None
+    asked = {(n.start, n.end) for n in notes if n.turn == 1}
     first = withheld(notes, 0)
     if not first:
         return UNPROMPTED
