@@ -16,6 +16,7 @@ from typing import Any, Literal
 from agents import prompts
 from agents.question import Question
 from agents.requests import ModelRequest, SamplingParams
+from agents.verify import withheld
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def replies_content(replies: Sequence[Reply], *, kind, last_turn: bool) -> list[
         parts.append(prompts.text_part(("\n" if position else "") + "<tool_response>\n"))
         if reply.error is not None:
             parts.append(prompts.text_part(reply.error))
-        elif reply.verdict not in (None, "SUPPORTED"):
+        elif withheld(reply.verdict):
             parts.append(
                 prompts.text_part(
                     f"No verified finding for {reply.start:.1f} - {reply.end:.1f} seconds "

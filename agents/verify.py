@@ -22,6 +22,16 @@ _WORD = re.compile(r"[A-Za-z]+")
 _PER_FRAME = ("timestamps", "requested", "errors")
 
 
+def withheld(verdict: str | None) -> bool:
+    """Whether a note with this verdict is kept from the board's readers: the gate checked it
+    and did not support it (None: a note no gate checked).
+
+    >>> [withheld(v) for v in (None, "SUPPORTED", "UNSUPPORTED", "UNCERTAIN")]
+    [False, False, True, True]
+    """
+    return verdict not in (None, "SUPPORTED")
+
+
 def _spans(claim: str) -> list[tuple[float, float]]:
     return [(float(a), float(b)) for a, b in SPAN.findall(claim)]
 

@@ -24,6 +24,7 @@ import json
 import statistics
 from pathlib import Path
 
+from agents.verify import withheld
 from evals.records import SAMPLES_FILE, SampleLog
 from graphs.store.board import Note
 from graphs.store.sqlite_board import Board
@@ -47,11 +48,9 @@ NOTES_BACK = "every note back"
 UNPROMPTED = "nothing withheld"
 
 
-def withheld(notes: list[Note], turn: int) -> set[tuple[float, float]]:
+def withheld_windows(notes: list[Note], turn: int) -> set[tuple[float, float]]:
     """The windows of `turn` whose note the gate did not support."""
-    return {
-        (n.start, n.end) for n in notes if n.turn == turn and n.verdict not in (None, "SUPPORTED")
-    }
+    return {(n.start, n.end) for n in notes if n.turn == turn and withheld(n.verdict)}
 
 
 def after_withheld(notes: list[Note]) -> str | None:
@@ -59,12 +58,12 @@ def after_withheld(notes: list[Note]) -> str | None:
     if not any(n.turn > 0 for n in notes):
         return None
     asked = {(n.start, n.end) for n in notes if n.turn == 1}
-    first = withheld(notes, 0)
+    first = withheld_windows(notes, 0)
     if not first:
         return UNPROMPTED
     if asked != first:
         return OTHER_WINDOWS
-    return WITHHELD_AGAIN if withheld(notes, 1) else NOTES_BACK
+    return WITHHELD_AGAIN if withheld_windows(notes, 1) else NOTES_BACK
 
 
 def looks_again(run: Path, trace_ids) -> dict[str, str]:

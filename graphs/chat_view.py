@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, ToolMessage
 
 from agents.protocol import ParsedTurn
+from agents.verify import withheld
 from graphs.state import CallRecord, ToolResult
 
 
@@ -67,7 +68,7 @@ def tool_message(call: CallRecord, result: ToolResult | None) -> ToolMessage:
             additional_kwargs={"paravt": meta},
         )
     meta["verdict"] = result["verdict"]
-    if result["verdict"] not in (None, "SUPPORTED"):
+    if withheld(result["verdict"]):
         content = (
             f"No verified finding for {result['start']:.1f} - {result['end']:.1f} seconds "
             f"(the check judged the note {result['verdict']}): {result['content']}"

@@ -14,6 +14,7 @@ from typing import Any
 from agents.main_turn import Reply, Setting, Step
 from agents.protocol import with_prefix
 from agents.question import Question
+from agents.verify import withheld
 from graphs.context import Context
 from graphs.state import CallRecord, State, ToolResult
 
@@ -72,7 +73,7 @@ def replies_of(
 
 def scanner_text(result: Mapping[str, Any]) -> str:
     """The scanner's note as the checker reads it (withheld if the verify gate rejected it)."""
-    if result["verdict"] in (None, "SUPPORTED"):
+    if not withheld(result["verdict"]):
         return SCANNER_INTRO + result["content"]
     return SCANNER_INTRO + f"(withheld: the check judged the scanner's note {result['verdict']})"
 
@@ -83,7 +84,7 @@ def earlier_notes(state: State) -> list[str]:
     return [
         f"[{r['start']:.1f} - {r['end']:.1f} s] {r['content']}"
         for r in state.get("tool_results", [])
-        if r["run_id"] != run_id and r["frames"] is None and r["verdict"] in (None, "SUPPORTED")
+        if r["run_id"] != run_id and r["frames"] is None and not withheld(r["verdict"])
     ]
 
 
