@@ -44,7 +44,7 @@ from graphs.context import Context
 from graphs.runs.run import run_question
 from graphs.runs.traces import call_role, read_jsonl, write_jsonl
 from graphs.store.sqlite_board import Board
-from training.nano import phrasing
+from training.nano import phrasing, stage_records
 from training.nano.oracle import OracleModel, bind
 from training.nano.second_look import second_look_rows
 from training.nano.verifier_rows import verifier_rows
@@ -235,7 +235,7 @@ def build_traces(
     path = root / name
     record = path.with_name(path.name + ".made_for.json")
     if path.exists():
-        found = json.loads(record.read_text()) if record.exists() else None
+        found = stage_records.recorded(record)
         if found != made_for:
             raise StaleTraces(
                 f"{path} was made for other questions than this rebuild asks "
@@ -246,7 +246,7 @@ def build_traces(
     log.info("running %d oracle questions through the graph (%s)", len(jobs), name)
     traces = asyncio.run(run_oracle(jobs, root, concurrency=concurrency))
     write_jsonl(traces, path)
-    record.write_text(json.dumps(made_for) + "\n")
+    stage_records.write_record(record, made_for)
     return path
 
 

@@ -12,12 +12,12 @@ rows of the spelling it replaces, so the new token first means what its pieces m
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
 
 from training.nano import model as nano_model
+from training.nano import stage_records
 from training.nano.train import save_checkpoint
 
 log = logging.getLogger(__name__)
@@ -53,8 +53,7 @@ def extend(base: str | Path, out: str | Path, tokens: Sequence[str] = nano_model
                 f"{out} was extended by other tokens and lacks {len(lacking)} of these "
                 f"(first {lacking[0]!r}): remove it to extend {base} again"
             )
-        record = out / EXTENDED_FROM
-        if not record.exists() or json.loads(record.read_text()) != made_from:
+        if stage_records.recorded(out / EXTENDED_FROM) != made_from:
             raise ValueError(f"{out} was not extended from {base}: remove it to extend {base}")
         return out
     tokenizer = AutoTokenizer.from_pretrained(base)
@@ -73,7 +72,7 @@ def extend(base: str | Path, out: str | Path, tokens: Sequence[str] = nano_model
     out.mkdir(parents=True, exist_ok=True)
     tokenizer.save_pretrained(out)
     save_checkpoint(model, base, out)  # and the base's processor configs, template, regime
-    (out / EXTENDED_FROM).write_text(json.dumps(made_from) + "\n")
+    stage_records.write_record(out / EXTENDED_FROM, made_from)
     log.info(
         "extended %s by %d whole tokens (%s): vocab %d -> %d",
         base,

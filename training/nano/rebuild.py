@@ -50,7 +50,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from agents import benchmark
 from serving.regime import Regime, write_regime
-from training.nano import data, extend, model, notes, off_topic, rebuild_args, resume, train
+from training.nano import (
+    data,
+    extend,
+    model,
+    notes,
+    off_topic,
+    rebuild_args,
+    resume,
+    stage_records,
+    train,
+)
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +124,7 @@ def run_sft(
         "rows_made_by": rows_made_by or {},
     }
     if (target / "model.safetensors").exists():
-        if not record.exists() or json.loads(record.read_text()) != made_from:
+        if stage_records.recorded(record) != made_from:
             raise resume.ResumeRefused(
                 f"{target} was trained from another start or schedule than this run's: "
                 "remove it, or give another --out, to train it again"
@@ -122,7 +132,7 @@ def run_sft(
         return target
     train.train_sft(init, rows(), target, schedule)
     write_regime(target, REGIME)
-    record.write_text(json.dumps(made_from) + "\n")
+    stage_records.write_record(record, made_from)
     return target
 
 
