@@ -181,13 +181,18 @@ def test_traces_made_for_other_wordings_are_refused(rebuilt, tmp_path):
 
 
 def test_shipping_copies_the_checkpoint_and_not_the_build_s_records(rebuilt, tmp_path):
-    from training.nano.rebuild import BUILD_RECORDS, ship
+    from training.nano.extend import EXTENDED_FROM
+    from training.nano.rebuild import TRAINED_FROM, ship
 
-    checkpoint = rebuilt[0] / "sft"
+    checkpoint = tmp_path / "sft"
+    shutil.copytree(rebuilt[0] / "sft", checkpoint)
+    # a stage trained on from an extended base carries the base's record too (stop 61 found
+    # it shipped into assets/)
+    (checkpoint / EXTENDED_FROM).write_text('{"base_weights_sha256": "x"}\n')
+    assert (checkpoint / TRAINED_FROM).exists()
     shipped = ship(checkpoint, tmp_path / "assets")
     made = {p.name for p in checkpoint.iterdir() if p.is_file()}
-    assert {p.name for p in shipped.iterdir()} == made - set(BUILD_RECORDS)
-    assert "trained_from.json" in made and "model.safetensors" in made
+    assert {p.name for p in shipped.iterdir()} == made - {TRAINED_FROM, EXTENDED_FROM}
     assert (shipped / "model.safetensors").read_bytes() == (
         checkpoint / "model.safetensors"
     ).read_bytes()
